@@ -1,0 +1,26 @@
+"""Test-session setup: eight fake CPU devices, so multi-device code runs on one machine.
+
+The flag must be in place before JAX initialises its backends, which is why it is set
+at import time of this conftest (pytest imports it before any test module).
+"""
+
+import os
+
+_FLAG = "--xla_force_host_platform_device_count=8"
+if _FLAG not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _FLAG).strip()
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import jax  # noqa: E402
+import pytest  # noqa: E402
+
+
+def pytest_report_header(config):
+    return f"jax {jax.__version__}, devices: {jax.device_count()} x {jax.devices()[0].platform}"
+
+
+@pytest.fixture(scope="session")
+def num_devices():
+    n = jax.device_count()
+    assert n == 8, f"expected 8 fake CPU devices from tests/conftest.py, got {n}"
+    return n
