@@ -31,6 +31,12 @@ def _concrete(value):
     return None
 
 
+def _show(value) -> str:
+    """The value as a reader wants it in a message: ``0.5``, not ``Array(0.5, ...)``."""
+    v = _concrete(value)
+    return repr(v) if v is not None else repr(value)
+
+
 def fail(fn: str, message: str) -> None:
     raise ValueError(f"{fn}: {message}")
 
@@ -74,13 +80,13 @@ def same_shape(fn: str, name_a: str, a, name_b: str, b) -> None:
 def positive(fn: str, name: str, value) -> None:
     v = _concrete(value)
     if v is not None and not (np.isfinite(v) and v > 0):
-        fail(fn, f"`{name}` must be a finite number > 0, got {value!r}")
+        fail(fn, f"`{name}` must be a finite number > 0, got {_show(value)}")
 
 
 def nonnegative(fn: str, name: str, value) -> None:
     v = _concrete(value)
     if v is not None and not (np.isfinite(v) and v >= 0):
-        fail(fn, f"`{name}` must be a finite number >= 0, got {value!r}")
+        fail(fn, f"`{name}` must be a finite number >= 0, got {_show(value)}")
 
 
 def positive_int(fn: str, name: str, value) -> int:
@@ -107,7 +113,7 @@ def in_range(
     ok_high = v < high if high_open else v <= high
     if not (np.isfinite(v) and ok_low and ok_high):
         interval = f"{'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
-        fail(fn, f"`{name}` must lie in {interval}, got {value!r}")
+        fail(fn, f"`{name}` must lie in {interval}, got {_show(value)}")
 
 
 def one_of(fn: str, name: str, value, choices: Sequence[str]) -> None:

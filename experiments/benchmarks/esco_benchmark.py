@@ -1,0 +1,270 @@
+"""ESCo (rff, sorf, positive) against exact InfoNCE: time and peak memory from N = 1e3 to 1e6.
+
+Each point is forward + backward (``jax.value_and_grad`` with respect to both views) of the
+loss on N pairs of d = 128 embeddings with D = 1024 random features, run in a fresh
+subprocess so that its peak resident memory (``ru_maxrss``) is its own. XLA's buffer
+assignment for the compiled program (arguments + outputs + temporaries) is reported next to
+it. InfoNCE is run while XLA says it fits in ``--memory-limit-gib``; past that the table says
+how much it would need.
+
+Targets (issue #2): ESCo runs N = 1e6 within 6 GiB peak memory on CPU, and its time grows
+linearly, t(1e6) / t(1e5) <= 12.
+
+    python experiments/benchmarks/esco_benchmark.py            # full sweep (~10 min, 2 cores)
+    python experiments/benchmarks/esco_benchmark.py --quick    # seconds
+    python experiments/benchmarks/esco_benchmark.py --accuracy # error of the kernel term vs tau
+
+Writes ``esco_benchmark.json`` and ``esco_benchmark.png`` to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+METHODS = ("rff", "sorf", "positive", "infonce")
+GIB = 1 << 30
+
+
+def _worker(args) -> None:
+    """Measures one (method, N) point and prints one JSON line."""
+    import resource
+
+    import jax
+    import jax.numpy as jnp
+
+    from jaxcl import losses
+
+    n, d = args.n, args.dim
+    ka, kb, kf = jax.random.split(jax.random.key(0), 3)
+    z_a = jax.random.normal(ka, (n, d), jnp.float32)
+    z_b = z_a + 0.5 * jax.random.normal(kb, (n, d), jnp.float32)
+    if args.method == "infonce":
+
+        def loss(a, b):
+            return losses.infonce(a, b, temperature=args.temperature)
+    else:
+
+        def loss(a, b):
+            return losses.esco_loss(
+                a,
+                b,
+                key=kf,
+                method=args.method,
+                temperature=args.temperature,
+                lam=1.0,
+                num_features=args.num_features,
+            )
+
+    step = jax.jit(jax.value_and_grad(loss, argnums=(0, 1)))
+    compiled = step.lower(z_a, z_b).compile()
+    mem = compiled.memory_analysis()
+    xla_bytes = None
+    if mem is not None:
+        xla_bytes = mem.argument_size_in_bytes + mem.output_size_in_bytes + mem.temp_size_in_bytes
+    result = dict(method=args.method, n=n, xla_peak_bytes=xla_bytes)
+    if xla_bytes is not None and xla_bytes > args.memory_limit_gib * GIB:
+        result["skipped"] = f"needs {xla_bytes / GIB:.1f} GiB > {args.memory_limit_gib} GiB"
+        print(json.dumps(result), flush=True)
+        return
+    jax.block_until_ready(compiled(z_a, z_b))  # warm-up
+    times = []
+    for _ in range(args.repeats):
+        start = time.perf_counter()
+        value, grads = compiled(z_a, z_b)
+        jax.block_until_ready((value, grads))
+        times.append(time.perf_counter() - start)
+    if not all(bool(jnp.all(jnp.isfinite(g))) for g in grads) or not jnp.isfinite(value):
+        result["error"] = "non-finite value or gradient"
+    result["seconds"] = sorted(times)[len(times) // 2]
+    result["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    result["loss"] = float(value)
+    print(json.dumps(result), flush=True)
+
+
+def _run_point(method: str, n: int, args) -> dict:
+    repeats = 3 if n <= 100_000 else 1
+    cmd = [
+        sys.executable,
+        __file__,
+        "--worker",
+        f"--method={method}",
+        f"--n={n}",
+        f"--dim={args.dim}",
+        f"--num-features={args.num_features}",
+        f"--temperature={args.temperature}",
+        f"--repeats={repeats}",
+        f"--memory-limit-gib={args.memory_limit_gib}",
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        return dict(method=method, n=n, error=f"exit {proc.returncode}: {' | '.join(tail)}")
+    return json.loads(lines[-1])
+
+
+def _accuracy(args) -> list[dict]:
+    """Mean |error| of the kernel term of each random-feature method against the exact one."""
+    import jax
+    import numpy as np
+
+    from jaxcl import losses
+
+    rows = []
+    for tau in (0.05, 0.1, 0.2, 0.5, 1.0):
+        row = {"tau": tau}
+        for method in ("rff", "sorf", "positive"):
+            errors = []
+            for seed in range(4):
+                ka, kb = jax.random.split(jax.random.key(100 + seed))
+                z_a = jax.random.normal(ka, (64, 128))
+                z_b = z_a + 0.5 * jax.random.normal(kb, (64, 128))
+                exact = losses.esco_loss(z_a, z_b, method="exact", temperature=tau, lam=0.0)
+                est = losses.esco_loss(
+                    z_a,
+                    z_b,
+                    key=jax.random.key(seed),
+                    method=method,
+                    temperature=tau,
+                    lam=0.0,
+                    num_features=4096,
+                )
+                errors.append(abs(float(est) - float(exact)))
+            row[method] = float(np.mean(errors))
+        rows.append(row)
+        print(
+            f"tau={tau:<5} " + "  ".join(f"{m}={row[m]:.4f}" for m in ("rff", "sorf", "positive")),
+            flush=True,
+        )
+    return rows
+
+
+def _environment() -> dict:
+    import jax
+
+    return dict(
+        date=datetime.date.today().isoformat(),
+        jax=jax.__version__,
+        device=str(jax.devices()[0].device_kind),
+        platform=jax.default_backend(),
+        cpu_count=os.cpu_count(),
+        machine=platform.processor() or platform.machine(),
+    )
+
+
+def _fmt_bytes(b):
+    return "-" if b is None else f"{b / GIB:6.2f}"
+
+
+def _plot(results: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for method in METHODS:
+        pts = [r for r in results if r["method"] == method and "seconds" in r]
+        if not pts:
+            continue
+        ns = [r["n"] for r in pts]
+        ax_t.plot(ns, [r["seconds"] for r in pts], "o-", label=method)
+        ax_m.plot(ns, [r["peak_rss_bytes"] / GIB for r in pts], "o-", label=method)
+    for ax, title, unit in ((ax_t, "forward + backward", "seconds"), (ax_m, "peak RSS", "GiB")):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("N (pairs)")
+        ax.set_ylabel(unit)
+        ax.set_title(title)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--method", default="sorf")
+    parser.add_argument("--n", type=int, default=1000)
+    parser.add_argument("--ns", default="1000,3000,10000,30000,100000,300000,1000000")
+    parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--dim", type=int, default=128)
+    parser.add_argument("--num-features", type=int, default=1024)
+    parser.add_argument("--temperature", type=float, default=0.5)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--memory-limit-gib", type=float, default=16.0)
+    parser.add_argument("--quick", action="store_true", help="N = 1e3, 1e4 only")
+    parser.add_argument("--accuracy", action="store_true", help="kernel-term error vs tau")
+    parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
+    args = parser.parse_args()
+    if args.worker:
+        _worker(args)
+        return
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    env = _environment()
+    print(f"# {env}")
+    if args.accuracy:
+        rows = _accuracy(args)
+        (out / "esco_accuracy.json").write_text(json.dumps(dict(env=env, rows=rows), indent=2))
+        return
+
+    ns = [1000, 10000] if args.quick else [int(x) for x in args.ns.split(",")]
+    methods = args.methods.split(",")
+    print(f"# d={args.dim} D={args.num_features} tau={args.temperature}, forward + backward")
+    header = f"{'method':<9}{'N':>9}{'seconds':>10}{'peak RSS GiB':>14}{'XLA GiB':>9}  note"
+    print(header)
+    print("-" * len(header))
+    results = []
+    for method in methods:
+        too_big = False
+        for n in ns:
+            if too_big:
+                results.append(dict(method=method, n=n, skipped="larger N did not fit"))
+                continue
+            r = _run_point(method, n, args)
+            results.append(r)
+            note = r.get("skipped") or r.get("error") or ""
+            too_big = "skipped" in r
+            secs = f"{r['seconds']:10.3f}" if "seconds" in r else f"{'-':>10}"
+            print(
+                f"{method:<9}{n:>9}{secs}{_fmt_bytes(r.get('peak_rss_bytes')):>14}"
+                f"{_fmt_bytes(r.get('xla_peak_bytes')):>9}  {note}",
+                flush=True,
+            )
+
+    checks = {}
+    for method in ("rff", "sorf", "positive"):
+        by_n = {r["n"]: r for r in results if r["method"] == method and "seconds" in r}
+        if 1_000_000 in by_n:
+            peak = by_n[1_000_000]["peak_rss_bytes"] / GIB
+            checks[f"{method}: peak memory at N=1e6 <= 6 GiB"] = (peak <= 6.0, f"{peak:.2f} GiB")
+        if 1_000_000 in by_n and 100_000 in by_n:
+            ratio = by_n[1_000_000]["seconds"] / by_n[100_000]["seconds"]
+            checks[f"{method}: t(1e6)/t(1e5) <= 12"] = (ratio <= 12.0, f"{ratio:.2f}")
+    for name, (ok, value) in checks.items():
+        print(f"{'PASS' if ok else 'FAIL'}  {name}: {value}")
+
+    payload = dict(
+        env=env,
+        config=dict(dim=args.dim, num_features=args.num_features, temperature=args.temperature),
+        results=results,
+        checks={k: dict(passed=v[0], value=v[1]) for k, v in checks.items()},
+    )
+    (out / "esco_benchmark.json").write_text(json.dumps(payload, indent=2))
+    _plot(results, out / "esco_benchmark.png")
+    print(f"# wrote {out / 'esco_benchmark.json'} and {out / 'esco_benchmark.png'}")
+
+
+if __name__ == "__main__":
+    main()

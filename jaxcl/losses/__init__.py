@@ -1,0 +1,26 @@
+"""Contrastive losses: pure functions of embeddings, jit- and shard_map-ready.
+
+Every loss takes ``[batch, dim]`` embeddings, keyword-only hyperparameters and an optional
+``axis_name``. Inside ``jax.shard_map`` over a batch-sharded mesh axis, pass that axis name:
+InfoNCE-type losses then contrast against the global batch (all-gathering the other view),
+``esco_loss`` psums its D-dimensional random-feature sums, and every device returns the
+global-batch mean, whose gradient with respect to each device's rows equals the matching rows
+of the single-device gradient.
+
+Under ``jax.pmap`` (kept by JAX in maintenance mode) the values are the same, but pmap's
+``psum`` transposes to ``psum``, so gradients of the returned loss come out multiplied by the
+number of devices: divide them by ``jax.lax.psum(1, axis_name)``.
+"""
+
+from jaxcl.losses._common import l2_normalize
+from jaxcl.losses._esco import esco_loss
+from jaxcl.losses._infonce import infonce, nt_xent
+from jaxcl.losses._npair import imix_npair_loss
+
+__all__ = [
+    "esco_loss",
+    "imix_npair_loss",
+    "infonce",
+    "l2_normalize",
+    "nt_xent",
+]

@@ -1,0 +1,86 @@
+"""Pieces shared by the contrastive losses: normalisation, cross-device gathers, means."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from jaxcl import _checks
+
+# Squared-norm floor for l2 normalisation: a zero embedding maps to zero instead of NaN, and
+# its gradient stays finite (1 / 1e-6 at most).
+_NORM_EPS_SQ = 1e-12
+
+
+def l2_normalize(z: jax.Array) -> jax.Array:
+    """Rows scaled to unit l2 norm, in float32; all-zero rows stay zero."""
+    z = z.astype(jnp.float32)
+    sq = jnp.sum(z * z, axis=-1, keepdims=True)
+    return z * jax.lax.rsqrt(jnp.maximum(sq, _NORM_EPS_SQ))
+
+
+def check_pair(fn: str, z_a, z_b):
+    """Both views: non-empty ``[batch, dim]`` floating arrays of one shape."""
+    z_a = _checks.embeddings(fn, "z_a", z_a)
+    z_b = _checks.embeddings(fn, "z_b", z_b)
+    _checks.same_shape(fn, "z_a", z_a, "z_b", z_b)
+    return z_a, z_b
+
+
+def check_where(fn: str, where, batch: int):
+    """An optional ``[batch]`` boolean mask of the rows that take part."""
+    if where is None:
+        return None
+    where = jnp.asarray(where)
+    if where.dtype != jnp.bool_ or where.shape != (batch,):
+        _checks.fail(
+            fn,
+            f"`where` must be a boolean array of shape ({batch},), got {where.dtype} "
+            f"with shape {tuple(where.shape)}",
+        )
+    return where
+
+
+def gather_rows(x: jax.Array, axis_name) -> jax.Array:
+    """All devices' rows along ``axis_name``, in device order (identity when None)."""
+    if axis_name is None:
+        return x
+    return jax.lax.all_gather(x, axis_name, axis=0, tiled=True)
+
+
+def row_offset(batch: int, axis_name):
+    """Index of this device's first row in the gathered (global) batch."""
+    if axis_name is None:
+        return 0
+    return jax.lax.axis_index(axis_name) * batch
+
+
+def global_mean(total: jax.Array, count: jax.Array, axis_name) -> jax.Array:
+    """``total / count`` summed over devices first, so every device returns the global mean.
+
+    Under ``shard_map`` the gradient of this value with respect to each device's inputs equals
+    the matching rows of the single-device gradient on the global batch. Under ``pmap`` (no
+    varying-axis typing: the transpose of ``psum`` is again ``psum``) that gradient comes out
+    multiplied by the number of devices; divide by ``jax.lax.psum(1, axis_name)`` there.
+    """
+    total = total.astype(jnp.float32)
+    count = jnp.asarray(count, jnp.float32)
+    if axis_name is not None:
+        total = jax.lax.psum(total, axis_name)
+        count = jax.lax.psum(count, axis_name)
+    # An all-masked batch has no anchors: return 0 rather than 0/0.
+    return jnp.where(count > 0, total / jnp.maximum(count, 1.0), 0.0)
+
+
+def masked_logits(logits: jax.Array, valid_columns) -> jax.Array:
+    """Logits with the columns of masked-out rows set to -inf (never multiplied by 0)."""
+    if valid_columns is None:
+        return logits
+    return jnp.where(valid_columns[None, :], logits, -jnp.inf)
+
+
+def anchor_sum(per_row: jax.Array, where) -> tuple[jax.Array, jax.Array]:
+    """Sum of per-row losses over the valid anchors, and how many there are."""
+    if where is None:
+        return jnp.sum(per_row), jnp.asarray(per_row.shape[0], jnp.float32)
+    return jnp.sum(jnp.where(where, per_row, 0.0)), jnp.sum(where.astype(jnp.float32))

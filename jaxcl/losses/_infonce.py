@@ -1,0 +1,153 @@
+"""InfoNCE (ESCo Eq. 1) and SimCLR's NT-Xent (DACL Algorithm 1)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jax.typing import ArrayLike
+
+from jaxcl import _checks
+from jaxcl.losses import _common
+
+
+def _cross_view_terms(a, b, *, temperature, where, axis_name):
+    """Sum over valid anchors a_i of ``logsumexp_j(a_i.b_j / t) - a_i.b_i / t``, and their count."""
+    b_all = _common.gather_rows(b, axis_name)
+    valid_all = None if where is None else _common.gather_rows(where, axis_name)
+    logits = (a @ b_all.T) / temperature
+    own = _common.row_offset(a.shape[0], axis_name) + jnp.arange(a.shape[0])
+    positive = jnp.take_along_axis(logits, own[:, None], axis=1)[:, 0]
+    per_row = jax.nn.logsumexp(_common.masked_logits(logits, valid_all), axis=1) - positive
+    return _common.anchor_sum(per_row, where)
+
+
+def infonce(
+    z_a: ArrayLike,
+    z_b: ArrayLike,
+    *,
+    temperature: float,
+    symmetric: bool = False,
+    normalize: bool = True,
+    where: ArrayLike | None = None,
+    axis_name: str | None = None,
+) -> jax.Array:
+    r"""InfoNCE with cross-view negatives, averaged over the batch.
+
+    For anchor ``i`` of view A the positive is ``z_b[i]`` and the candidates are all rows of
+    view B (ESCo Eq. 1, divided by the batch size):
+
+    .. math::
+        \ell_i = -\log \frac{\exp(a_i^\top b_i / \tau)}{\sum_j \exp(a_i^\top b_j / \tau)}
+
+    Args:
+      z_a: ``[batch, dim]`` embeddings of view A (any float dtype; computed in float32).
+      z_b: ``[batch, dim]`` embeddings of view B; row ``i`` is the positive of ``z_a[i]``.
+      temperature: softmax temperature ``tau > 0``.
+      symmetric: if True, average the A->B and B->A directions (``(L_A + L_B) / 2``).
+      normalize: l2-normalise the rows first (cosine similarity), as SimCLR and ESCo do.
+      where: optional ``[batch]`` boolean mask; masked rows are neither anchors nor
+        candidates (e.g. padding).
+      axis_name: inside ``shard_map``/``pmap`` over a batch-sharded axis, contrast against the
+        global batch (view B is all-gathered) and return the global mean on every device.
+        Under ``pmap`` divide gradients by the axis size (see ``jaxcl.losses`` docs).
+
+    Returns:
+      Scalar float32 loss.
+
+    Example:
+      >>> import jax, jaxcl
+      >>> z_a, z_b = jax.random.normal(jax.random.key(0), (2, 8, 4))
+      >>> loss = jaxcl.losses.infonce(z_a, z_b, temperature=0.5)
+
+    References:
+      van den Oord et al., "Representation Learning with Contrastive Predictive Coding", 2018;
+      ESCo (ICLR 2022 submission), Eq. 1.
+    """
+    fn = "infonce"
+    z_a, z_b = _common.check_pair(fn, z_a, z_b)
+    _checks.positive(fn, "temperature", temperature)
+    where = _common.check_where(fn, where, z_a.shape[0])
+    prep = _common.l2_normalize if normalize else (lambda z: z.astype(jnp.float32))
+    a, b = prep(z_a), prep(z_b)
+    total, count = _cross_view_terms(
+        a, b, temperature=temperature, where=where, axis_name=axis_name
+    )
+    if symmetric:
+        total_b, _ = _cross_view_terms(
+            b, a, temperature=temperature, where=where, axis_name=axis_name
+        )
+        total = 0.5 * (total + total_b)
+    return _common.global_mean(total, count, axis_name)
+
+
+def _nt_xent_terms(a, b, a_all, b_all, valid_all, *, temperature, where, axis_name):
+    """Sum over valid anchors ``a_i`` of l(i, positive) against both views minus self."""
+    own = _common.row_offset(a.shape[0], axis_name) + jnp.arange(a.shape[0])
+    cross = (a @ b_all.T) / temperature
+    same = (a @ a_all.T) / temperature
+    is_self = own[:, None] == jnp.arange(a_all.shape[0])[None, :]
+    same = jnp.where(is_self, -jnp.inf, same)
+    logits = jnp.concatenate(
+        [_common.masked_logits(cross, valid_all), _common.masked_logits(same, valid_all)], axis=1
+    )
+    positive = jnp.take_along_axis(cross, own[:, None], axis=1)[:, 0]
+    per_row = jax.nn.logsumexp(logits, axis=1) - positive
+    return _common.anchor_sum(per_row, where)
+
+
+def nt_xent(
+    z_a: ArrayLike,
+    z_b: ArrayLike,
+    *,
+    temperature: float,
+    normalize: bool = True,
+    where: ArrayLike | None = None,
+    axis_name: str | None = None,
+) -> jax.Array:
+    r"""SimCLR's normalised temperature-scaled cross entropy over the 2N views.
+
+    Exactly DACL Algorithm 1, lines 17–21: with the 2N views ``z_1..z_2N`` (view pairs
+    ``(2k-1, 2k)``), ``s_ij`` their cosine similarity and
+
+    .. math::
+        \ell(i, j) = -\log \frac{\exp(s_{ij}/\tau)}{\sum_{k \ne i} \exp(s_{ik}/\tau)},\qquad
+        L = \frac{1}{2N} \sum_{k=1}^{N} [\ell(2k-1, 2k) + \ell(2k, 2k-1)].
+
+    Each anchor is contrasted with its positive and the other ``2N - 2`` views (both views'
+    negatives), never with itself.
+
+    Args:
+      z_a: ``[batch, dim]`` embeddings of the first views.
+      z_b: ``[batch, dim]`` embeddings of the second views; row ``i`` pairs with ``z_a[i]``.
+      temperature: ``tau > 0``.
+      normalize: l2-normalise rows first, giving cosine similarity (True in Algorithm 1).
+      where: optional ``[batch]`` boolean mask of the pairs that take part.
+      axis_name: contrast against the global batch inside ``shard_map``/``pmap`` (both views
+        are all-gathered); every device returns the global mean.
+
+    Returns:
+      Scalar float32 loss.
+
+    Example:
+      >>> import jax, jaxcl
+      >>> z_a, z_b = jax.random.normal(jax.random.key(0), (2, 8, 4))
+      >>> loss = jaxcl.losses.nt_xent(z_a, z_b, temperature=0.5)
+
+    References:
+      Chen et al., "A Simple Framework for Contrastive Learning of Visual Representations",
+      ICML 2020; Verma et al., "Towards Domain-Agnostic Contrastive Learning", ICML 2021,
+      Algorithm 1.
+    """
+    fn = "nt_xent"
+    z_a, z_b = _common.check_pair(fn, z_a, z_b)
+    _checks.positive(fn, "temperature", temperature)
+    where = _common.check_where(fn, where, z_a.shape[0])
+    prep = _common.l2_normalize if normalize else (lambda z: z.astype(jnp.float32))
+    a, b = prep(z_a), prep(z_b)
+    a_all = _common.gather_rows(a, axis_name)
+    b_all = _common.gather_rows(b, axis_name)
+    valid_all = None if where is None else _common.gather_rows(where, axis_name)
+    kw = dict(temperature=temperature, where=where, axis_name=axis_name)
+    total_a, count = _nt_xent_terms(a, b, a_all, b_all, valid_all, **kw)
+    total_b, _ = _nt_xent_terms(b, a, b_all, a_all, valid_all, **kw)
+    return _common.global_mean(total_a + total_b, 2.0 * count, axis_name)

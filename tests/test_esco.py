@@ -1,0 +1,268 @@
+"""esco_loss: exactness against InfoNCE and NumPy, finiteness, convergence, chunking, errors."""
+
+import functools
+import itertools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+
+from jaxcl import losses, random_features
+
+METHODS = ("exact", "rff", "sorf", "positive")
+
+
+def _unit(x):
+    x = np.asarray(x, np.float64)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def _esco_ref(za, zb, *, lam, t, negatives="cross", symmetric=False):
+    """ESCo with the exact Gaussian kernel, pair by pair (Eq. 9 / Eq. 1 pairing), as a mean."""
+    a, b = _unit(za), _unit(zb)
+
+    def direction(x, y):
+        neg = y if negatives == "cross" else x
+        sq = ((x[:, None, :] - neg[None, :, :]) ** 2).sum(-1)
+        kernel_term = logsumexp(-sq / (2 * t), axis=1)
+        return np.mean(lam * ((x - y) ** 2).sum(1) + kernel_term)
+
+    out = direction(a, b)
+    return 0.5 * (out + direction(b, a)) if symmetric else out
+
+
+def _views(seed, n=12, d=6):
+    ka, kb = jax.random.split(jax.random.key(seed))
+    za = jax.random.normal(ka, (n, d))
+    # Correlated views, as a trained encoder would give.
+    zb = za + 0.5 * jax.random.normal(kb, (n, d))
+    return za, zb
+
+
+@pytest.mark.parametrize("temperature", [0.05, 0.2, 1.0, 10.0])
+@pytest.mark.parametrize("symmetric", [False, True])
+def test_exact_with_lam_half_inverse_temperature_equals_infonce(temperature, symmetric):
+    za, zb = _views(0, n=16, d=8)
+    esco = losses.esco_loss(
+        za,
+        zb,
+        method="exact",
+        temperature=temperature,
+        lam=1 / (2 * temperature),
+        symmetric=symmetric,
+    )
+    info = losses.infonce(za, zb, temperature=temperature, symmetric=symmetric)
+    np.testing.assert_allclose(esco, info, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("negatives", ["cross", "intra"])
+@pytest.mark.parametrize("symmetric", [False, True])
+def test_exact_matches_numpy(negatives, symmetric):
+    za, zb = _views(1)
+    out = jax.jit(
+        functools.partial(
+            losses.esco_loss,
+            method="exact",
+            temperature=0.5,
+            lam=1.3,
+            negatives=negatives,
+            symmetric=symmetric,
+        )
+    )(za, zb)
+    ref = _esco_ref(za, zb, lam=1.3, t=0.5, negatives=negatives, symmetric=symmetric)
+    np.testing.assert_allclose(out, ref, rtol=1e-5)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("dim", [1, 7, 128, 1024])
+def test_finite_values_and_gradients_everywhere(method, dim):
+    """Never NaN or inf: tau from 0.05 to 10, batches from 1 row, hostile rows included."""
+
+    @jax.jit
+    def value_and_grads(za, zb, key, temperature):
+        return jax.value_and_grad(
+            lambda a, b: losses.esco_loss(
+                a,
+                b,
+                key=key,
+                method=method,
+                temperature=temperature,
+                lam=2.0,
+                num_features=64,
+                symmetric=True,
+            ),
+            argnums=(0, 1),
+        )(za, zb)
+
+    for n, temperature in itertools.product([1, 5, 33], [0.05, 0.3, 1.0, 10.0]):
+        za, zb = _views(n + dim, n=n, d=dim)
+        if n >= 5:
+            za = za.at[0].set(0.0)  # zero row
+            za = za.at[1].set(1e4 * za[2])  # huge row, parallel to another
+            zb = zb.at[2].set(-za[2])  # antipodal positive pair
+            zb = zb.at[3].set(1e-30)  # (almost) zero row
+        val, grads = value_and_grads(za, zb, jax.random.key(n), jnp.float32(temperature))
+        assert np.isfinite(val), (n, temperature, val)
+        for g in grads:
+            assert np.all(np.isfinite(g)), (n, temperature)
+
+
+def _kernel_error(method, num_features, seeds, *, temperature=1.0, n=64, d=128):
+    """Mean |estimated - exact| of the loss with lam = 0, i.e. of mean_i log sum_j k(a_i, b_j)."""
+    errors = []
+    for seed in seeds:
+        za, zb = _views(100 + seed, n=n, d=d)
+        exact = losses.esco_loss(za, zb, method="exact", temperature=temperature, lam=0.0)
+        est = losses.esco_loss(
+            za,
+            zb,
+            key=jax.random.key(seed),
+            method=method,
+            temperature=temperature,
+            lam=0.0,
+            num_features=num_features,
+        )
+        errors.append(abs(float(est) - float(exact)))
+    return float(np.mean(errors))
+
+
+@pytest.mark.parametrize("method", ["rff", "sorf", "positive"])
+def test_random_feature_estimate_converges_to_exact(method):
+    sizes = [16, 256, 4096]
+    errors = [_kernel_error(method, size, seeds=range(6)) for size in sizes]
+    # Monte Carlo error falls like 1/sqrt(D): a 16x larger D should cut it by ~4x; ask for 2x.
+    assert errors[1] < errors[0] / 2, errors
+    if method != "sorf":
+        assert errors[2] < errors[1] / 2, errors
+    # SORF's rows have a fixed norm instead of a chi-distributed one, which leaves a bias of
+    # order 1/d in each kernel value (Yu et al., 2016): at d = 128 its error reaches that floor
+    # (~0.01 in the log kernel sum) by D = 256. Everything is within 2% of log sum_j k at D = 4096.
+    assert errors[2] < 0.02, errors
+
+
+@pytest.mark.parametrize("method", ["rff", "sorf", "positive", "exact"])
+@pytest.mark.parametrize("symmetric", [False, True])
+def test_chunking_changes_nothing(method, symmetric):
+    za, zb = _views(2, n=50, d=9)
+    key = jax.random.key(3)
+    where = jnp.arange(50) % 7 != 3
+
+    def loss(a, b, chunk_size):
+        return losses.esco_loss(
+            a,
+            b,
+            key=key,
+            method=method,
+            temperature=0.5,
+            lam=1.1,
+            num_features=32,
+            symmetric=symmetric,
+            where=where,
+            chunk_size=chunk_size,
+        )
+
+    whole, whole_grads = jax.value_and_grad(loss, argnums=(0, 1))(za, zb, None)
+    for chunk_size in (7, 25, 50):  # a ragged tail, an exact split, and a single block
+        part, part_grads = jax.jit(jax.value_and_grad(loss, argnums=(0, 1)), static_argnums=2)(
+            za, zb, chunk_size
+        )
+        np.testing.assert_allclose(part, whole, rtol=1e-5)
+        for g_part, g_whole in zip(part_grads, whole_grads, strict=True):
+            np.testing.assert_allclose(g_part, g_whole, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "method,draw",
+    [
+        ("rff", random_features.draw_rff),
+        ("sorf", random_features.draw_sorf),
+        ("positive", random_features.draw_positive),
+    ],
+)
+def test_pre_drawn_features_equal_drawing_from_the_key(method, draw):
+    za, zb = _views(4, n=20, d=10)
+    key = jax.random.key(5)
+    kw = dict(method=method, temperature=0.7, lam=1.0)
+    from_key = losses.esco_loss(za, zb, key=key, num_features=48, **kw)
+    pre_drawn = losses.esco_loss(za, zb, features=draw(key, 10, 48), **kw)
+    np.testing.assert_allclose(from_key, pre_drawn, rtol=1e-6)
+    other_key = losses.esco_loss(za, zb, key=jax.random.key(6), num_features=48, **kw)
+    assert float(other_key) != float(from_key)
+
+
+def test_where_equals_subset():
+    za, zb = _views(7, n=20)
+    keep = np.arange(20) % 3 != 0
+    for method in METHODS:
+        kw = dict(
+            key=jax.random.key(0),
+            method=method,
+            temperature=0.5,
+            lam=1.0,
+            num_features=64,
+            symmetric=True,
+        )
+        np.testing.assert_allclose(
+            losses.esco_loss(za, zb, where=jnp.asarray(keep), **kw),
+            losses.esco_loss(za[keep], zb[keep], **kw),
+            rtol=1e-5,
+            err_msg=method,
+        )
+
+
+def test_bfloat16_inputs():
+    za, zb = _views(9, n=32, d=16)
+    for method in METHODS:
+        kw = dict(key=jax.random.key(0), method=method, temperature=0.5, lam=1.0)
+        low = losses.esco_loss(za.astype(jnp.bfloat16), zb.astype(jnp.bfloat16), **kw)
+        assert low.dtype == jnp.float32
+        np.testing.assert_allclose(low, losses.esco_loss(za, zb, **kw), rtol=2e-2)
+
+
+GOOD = dict(temperature=0.5, lam=1.0, method="rff", num_features=16)
+
+
+@pytest.mark.parametrize(
+    "override,message",
+    [
+        (dict(z_b=np.ones((4, 3), np.float32)), "same shape"),
+        (dict(z_a=np.ones((5, 3), np.int32)), "`z_a` must have a floating dtype"),
+        (dict(temperature=0.0), "`temperature` must be a finite number > 0, got 0.0"),
+        (dict(lam=-1.0), "`lam` must be a finite number >= 0, got -1.0"),
+        (dict(num_features=0), "`num_features` must be a positive integer, got 0"),
+        (dict(num_features=8.5), "`num_features` must be a positive integer, got 8.5"),
+        (dict(method="fourier"), "`method` must be one of"),
+        (dict(negatives="both"), "`negatives` must be one of"),
+        (dict(chunk_size=0), "`chunk_size` must be a positive integer, got 0"),
+        (dict(key=None), "needs `key` to draw random features"),
+        (
+            dict(z_a=np.ones((0, 3), np.float32), z_b=np.ones((0, 3), np.float32)),
+            "empty batch",
+        ),
+        (dict(key=jax.random.key(0), features="W"), "`features` must be a RFFParams"),
+    ],
+)
+def test_bad_inputs(override, message):
+    args = dict(
+        z_a=np.ones((5, 3), np.float32),
+        z_b=np.ones((5, 3), np.float32),
+        key=jax.random.key(0),
+        **GOOD,
+    )
+    args.update(override)
+    with pytest.raises(ValueError) as err:
+        losses.esco_loss(**args)
+    assert message in str(err.value), str(err.value)
+    assert "esco_loss" in str(err.value)
+
+
+def test_pre_drawn_features_of_the_wrong_size():
+    za = np.ones((5, 3), np.float32)
+    wrong_dim = random_features.draw_sorf(jax.random.key(0), 4, 16)
+    with pytest.raises(ValueError, match="drawn for dim=4, but z has dim=3"):
+        losses.esco_loss(za, za, features=wrong_dim, method="sorf", lam=1.0)
+    right = random_features.draw_rff(jax.random.key(0), 3, 16)
+    with pytest.raises(ValueError, match="`num_features`=32 disagrees"):
+        losses.esco_loss(za, za, features=right, num_features=32, method="rff", lam=1.0)

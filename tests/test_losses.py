@@ -1,0 +1,239 @@
+"""InfoNCE, NT-Xent and the i-Mix N-pair loss against independent NumPy references."""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+from jax.test_util import check_grads
+from scipy.special import logsumexp
+
+from jaxcl import losses
+
+
+def _unit(x):
+    x = np.asarray(x, np.float64)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def _infonce_ref(za, zb, t, normalize=True):
+    a, b = (_unit(za), _unit(zb)) if normalize else (np.float64(za), np.float64(zb))
+    logits = a @ b.T / t
+    return np.mean(logsumexp(logits, axis=1) - np.diag(logits))
+
+
+def _nt_xent_ref(za, zb, t):
+    """DACL Algorithm 1, lines 17-21, written out with the interleaved 2N views."""
+    n = za.shape[0]
+    z = np.empty((2 * n, za.shape[1]))
+    z[0::2], z[1::2] = za, zb  # z_{2k-1} = view A of k, z_{2k} = view B of k (0-based here)
+    z = _unit(z)
+    s = z @ z.T
+
+    def ell(i, j):
+        others = [k for k in range(2 * n) if k != i]
+        return -(s[i, j] / t - logsumexp(s[i, others] / t))
+
+    return sum(ell(2 * k, 2 * k + 1) + ell(2 * k + 1, 2 * k) for k in range(n)) / (2 * n)
+
+
+def _views(seed, n=9, d=5, dtype=jnp.float32):
+    ka, kb = jax.random.split(jax.random.key(seed))
+    return (
+        jax.random.normal(ka, (n, d), dtype),
+        jax.random.normal(kb, (n, d), dtype),
+    )
+
+
+@pytest.mark.parametrize("temperature", [0.05, 0.5, 10.0])
+@pytest.mark.parametrize("normalize", [True, False])
+def test_infonce_matches_numpy(temperature, normalize):
+    za, zb = _views(0)
+    if not normalize:
+        za, zb = za * 0.3, zb * 0.3
+    fn = jax.jit(functools.partial(losses.infonce, temperature=temperature, normalize=normalize))
+    np.testing.assert_allclose(
+        fn(za, zb), _infonce_ref(za, zb, temperature, normalize), rtol=2e-5, atol=1e-5
+    )
+
+
+def test_infonce_symmetric_is_mean_of_directions():
+    za, zb = _views(1)
+    sym = losses.infonce(za, zb, temperature=0.3, symmetric=True)
+    ref = 0.5 * (_infonce_ref(za, zb, 0.3) + _infonce_ref(zb, za, 0.3))
+    np.testing.assert_allclose(sym, ref, rtol=1e-5)
+
+
+def test_infonce_gradients():
+    za, zb = _views(2, n=5, d=3)
+    check_grads(
+        jax.jit(lambda a, b: losses.infonce(a, b, temperature=0.4, symmetric=True)),
+        (za, zb),
+        order=2,
+        modes=("fwd", "rev"),
+        atol=1e-2,
+        rtol=1e-2,
+    )
+
+
+def test_infonce_where_equals_subset():
+    za, zb = _views(3, n=10)
+    keep = np.array([1, 1, 0, 1, 0, 1, 1, 1, 0, 1], bool)
+    masked = losses.infonce(za, zb, temperature=0.5, where=jnp.asarray(keep), symmetric=True)
+    subset = losses.infonce(za[keep], zb[keep], temperature=0.5, symmetric=True)
+    np.testing.assert_allclose(masked, subset, rtol=1e-6)
+    # Masked rows get no gradient: they are neither anchors nor candidates.
+    grad = jax.jit(
+        jax.grad(lambda a: losses.infonce(a, zb, temperature=0.5, where=jnp.asarray(keep)))
+    )(za)
+    assert np.all(np.asarray(grad)[~keep] == 0)
+    assert np.all(np.abs(np.asarray(grad)[keep]).sum(axis=1) > 0)
+
+
+def test_infonce_single_pair_is_zero():
+    za, zb = _views(4, n=1)
+    np.testing.assert_allclose(losses.infonce(za, zb, temperature=0.1), 0.0, atol=1e-6)
+
+
+@pytest.mark.parametrize("temperature", [0.1, 1.0])
+def test_nt_xent_matches_algorithm_1(temperature):
+    za, zb = _views(5, n=6, d=4)
+    np.testing.assert_allclose(
+        jax.jit(functools.partial(losses.nt_xent, temperature=temperature))(za, zb),
+        _nt_xent_ref(np.asarray(za, np.float64), np.asarray(zb, np.float64), temperature),
+        rtol=2e-5,
+    )
+
+
+def test_nt_xent_matches_optax_ntxent():
+    za, zb = _views(6, n=16, d=8)
+    n = za.shape[0]
+    labels = jnp.concatenate([jnp.arange(n), jnp.arange(n)])
+    ours = losses.nt_xent(za, zb, temperature=0.2)
+    theirs = optax.losses.ntxent(jnp.concatenate([za, zb]), labels, temperature=0.2)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5)
+
+
+def test_nt_xent_where_and_gradients():
+    za, zb = _views(7, n=8, d=4)
+    keep = np.array([1, 0, 1, 1, 1, 0, 1, 1], bool)
+    np.testing.assert_allclose(
+        losses.nt_xent(za, zb, temperature=0.5, where=jnp.asarray(keep)),
+        losses.nt_xent(za[keep], zb[keep], temperature=0.5),
+        rtol=1e-6,
+    )
+    check_grads(
+        jax.jit(lambda a, b: losses.nt_xent(a, b, temperature=0.5)),
+        (za[:4], zb[:4]),
+        order=1,
+        modes=("rev",),
+        atol=1e-2,
+        rtol=1e-2,
+    )
+
+
+def _imix_ref(zq, zk, lam, perm, t):
+    q, k = _unit(zq), _unit(zk)
+    logits = q @ k.T / t
+    logp = logits - logsumexp(logits, axis=1, keepdims=True)
+    idx = np.arange(len(perm))
+    lam = np.broadcast_to(lam, (len(perm),))
+    return np.mean(-(lam * logp[idx, idx] + (1 - lam) * logp[idx, perm]))
+
+
+@pytest.mark.parametrize("per_sample", [False, True])
+def test_imix_npair_matches_numpy(per_sample):
+    zq, zk = _views(8, n=7)
+    perm = np.asarray(jax.random.permutation(jax.random.key(0), 7))
+    lam = np.linspace(0.2, 0.9, 7).astype(np.float32) if per_sample else np.float32(0.35)
+    out = jax.jit(functools.partial(losses.imix_npair_loss, temperature=0.2))(
+        zq, zk, lam=jnp.asarray(lam), perm=jnp.asarray(perm)
+    )
+    np.testing.assert_allclose(out, _imix_ref(zq, zk, lam, perm, 0.2), rtol=2e-5)
+
+
+def test_imix_with_lam_one_is_infonce():
+    zq, zk = _views(9)
+    perm = jnp.roll(jnp.arange(zq.shape[0]), 1)
+    np.testing.assert_allclose(
+        losses.imix_npair_loss(zq, zk, lam=1.0, perm=perm, temperature=0.3),
+        losses.infonce(zq, zk, temperature=0.3),
+        rtol=1e-6,
+    )
+
+
+def test_bfloat16_inputs_give_float32_close_to_float32():
+    za, zb = _views(10, n=32, d=16)
+    for fn in (
+        functools.partial(losses.infonce, temperature=0.5),
+        functools.partial(losses.nt_xent, temperature=0.5),
+    ):
+        low = fn(za.astype(jnp.bfloat16), zb.astype(jnp.bfloat16))
+        assert low.dtype == jnp.float32
+        np.testing.assert_allclose(low, fn(za, zb), rtol=2e-2)
+
+
+def test_vmap_over_independent_batches():
+    za, zb = _views(11, n=4 * 6, d=3)
+    za, zb = za.reshape(4, 6, 3), zb.reshape(4, 6, 3)
+    batched = jax.vmap(functools.partial(losses.nt_xent, temperature=0.5))(za, zb)
+    one_by_one = [losses.nt_xent(za[i], zb[i], temperature=0.5) for i in range(4)]
+    np.testing.assert_allclose(batched, one_by_one, rtol=1e-6)
+
+
+def test_zero_embedding_is_finite():
+    za, zb = _views(12)
+    za = za.at[0].set(0.0)
+    val, grads = jax.value_and_grad(
+        lambda a, b: losses.nt_xent(a, b, temperature=0.1), argnums=(0, 1)
+    )(za, zb)
+    assert np.isfinite(val)
+    assert all(np.all(np.isfinite(g)) for g in grads)
+
+
+BAD_INPUTS = [
+    (dict(z_b=np.zeros((4, 3), np.float32)), "same shape"),
+    (dict(z_a=np.zeros((5, 3), np.int32), z_b=np.zeros((5, 3), np.int32)), "floating dtype"),
+    (dict(temperature=0.0), "`temperature` must be a finite number > 0, got 0.0"),
+    (dict(temperature=-1.0), "`temperature`"),
+    (dict(z_a=np.zeros((0, 3), np.float32), z_b=np.zeros((0, 3), np.float32)), "empty batch"),
+    (dict(z_a=np.zeros((5,), np.float32), z_b=np.zeros((5,), np.float32)), "rank 2"),
+    (dict(where=np.ones((4,), bool)), "`where` must be a boolean array of shape (5,)"),
+]
+
+
+@pytest.mark.parametrize("fn", [losses.infonce, losses.nt_xent])
+@pytest.mark.parametrize("override,message", BAD_INPUTS)
+def test_bad_inputs_name_the_argument(fn, override, message):
+    args = dict(z_a=np.ones((5, 3), np.float32), z_b=np.ones((5, 3), np.float32), temperature=0.5)
+    args.update(override)
+    with pytest.raises(ValueError) as err:
+        jax.jit(lambda: fn(**args))()
+    assert message in str(err.value), str(err.value)
+    assert fn.__name__ in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "override,message",
+    [
+        (dict(lam=1.5), "`lam` must lie in [0.0, 1.0], got 1.5"),
+        (dict(lam=np.zeros((3,), np.float32)), "`lam` must be a float scalar or a [5]"),
+        (dict(perm=np.arange(4)), "`perm` must be an integer array of shape (5,)"),
+        (dict(perm=np.arange(5.0)), "`perm` must be an integer array"),
+        (dict(temperature=0.0), "`temperature`"),
+    ],
+)
+def test_imix_bad_inputs(override, message):
+    args = dict(
+        z_mix=np.ones((5, 3), np.float32),
+        z_b=np.ones((5, 3), np.float32),
+        lam=0.5,
+        perm=np.arange(5),
+        temperature=0.5,
+    )
+    args.update(override)
+    with pytest.raises(ValueError) as err:
+        losses.imix_npair_loss(**args)
+    assert message in str(err.value), str(err.value)

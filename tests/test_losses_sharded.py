@@ -1,0 +1,170 @@
+"""Losses inside shard_map / pmap on 8 fake CPU devices equal the single-device global loss."""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from jaxcl import losses
+
+N, D = 32, 6  # 4 rows per device
+
+
+def _views(seed=0):
+    ka, kb = jax.random.split(jax.random.key(seed))
+    za = jax.random.normal(ka, (N, D))
+    return za, za + 0.7 * jax.random.normal(kb, (N, D))
+
+
+def _cases():
+    key = jax.random.key(42)
+    perm_local = jnp.asarray(np.random.default_rng(0).permutation(N // 8))
+    cases = {
+        "infonce": functools.partial(losses.infonce, temperature=0.3),
+        "infonce_sym": functools.partial(losses.infonce, temperature=0.3, symmetric=True),
+        "nt_xent": functools.partial(losses.nt_xent, temperature=0.5),
+    }
+    for method in ("exact", "rff", "sorf", "positive"):
+        cases[f"esco_{method}"] = functools.partial(
+            losses.esco_loss,
+            key=key,
+            method=method,
+            temperature=0.5,
+            lam=1.2,
+            num_features=64,
+            symmetric=True,
+        )
+    cases["esco_intra"] = functools.partial(
+        losses.esco_loss, key=key, method="sorf", negatives="intra", temperature=0.5, lam=1.2
+    )
+    return cases, perm_local
+
+
+CASES, PERM_LOCAL = _cases()
+
+
+def _global_reference(name, za, zb):
+    """The same loss on one device over the global batch."""
+    if name == "imix":
+        # Mixing happened per shard: device k's row i was mixed with its row perm[i].
+        perm = jnp.concatenate([k * (N // 8) + PERM_LOCAL for k in range(8)])
+        return losses.imix_npair_loss(za, zb, lam=0.3, perm=perm, temperature=0.4)
+    return CASES[name](za, zb)
+
+
+def _sharded(name, axis_name):
+    if name == "imix":
+        return functools.partial(
+            losses.imix_npair_loss,
+            lam=0.3,
+            perm=PERM_LOCAL,
+            temperature=0.4,
+            axis_name=axis_name,
+        )
+    return functools.partial(CASES[name], axis_name=axis_name)
+
+
+ALL = [*CASES, "imix"]
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_shard_map_value_and_gradient_equal_global(name, num_devices):
+    za, zb = _views()
+    value, grads = jax.value_and_grad(lambda a, b: _global_reference(name, a, b), argnums=(0, 1))(
+        za, zb
+    )
+
+    mesh = jax.make_mesh((num_devices,), ("data",))
+    rows = NamedSharding(mesh, P("data"))
+    loss = _sharded(name, "data")
+
+    @jax.jit
+    @functools.partial(
+        jax.shard_map,
+        mesh=mesh,
+        in_specs=(P("data"), P("data")),
+        out_specs=(P(), (P("data"), P("data"))),
+    )
+    def sharded(a, b):
+        return jax.value_and_grad(loss, argnums=(0, 1))(a, b)
+
+    s_value, s_grads = sharded(jax.device_put(za, rows), jax.device_put(zb, rows))
+    np.testing.assert_allclose(s_value, value, rtol=1e-5)
+    for s_g, g in zip(s_grads, grads, strict=True):
+        np.testing.assert_allclose(s_g, g, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["infonce_sym", "esco_sorf", "esco_positive", "imix"])
+def test_pmap_value_equal_and_gradient_scaled_by_device_count(name, num_devices):
+    za, zb = _views(1)
+    value, grads = jax.value_and_grad(lambda a, b: _global_reference(name, a, b), argnums=(0, 1))(
+        za, zb
+    )
+    loss = _sharded(name, "d")
+    p_value, p_grads = jax.pmap(jax.value_and_grad(loss, argnums=(0, 1)), axis_name="d")(
+        za.reshape(num_devices, -1, D), zb.reshape(num_devices, -1, D)
+    )
+    np.testing.assert_allclose(p_value, np.full(num_devices, value), rtol=1e-5)
+    for p_g, g in zip(p_grads, grads, strict=True):
+        # pmap's psum transposes to psum: the documented factor of the device count.
+        np.testing.assert_allclose(p_g.reshape(N, D) / num_devices, g, rtol=1e-4, atol=1e-6)
+
+
+def test_per_device_key_is_refused(num_devices):
+    za, zb = _views(2)
+    mesh = jax.make_mesh((num_devices,), ("data",))
+    rows = NamedSharding(mesh, P("data"))
+    keys = jax.device_put(jax.random.split(jax.random.key(0), num_devices), rows)
+
+    @functools.partial(
+        jax.shard_map, mesh=mesh, in_specs=(P("data"), P("data"), P("data")), out_specs=P()
+    )
+    def sharded(a, b, k):
+        return losses.esco_loss(a, b, key=k[0], method="rff", lam=1.0, axis_name="data")
+
+    with pytest.raises(ValueError, match="differs across devices"):
+        sharded(jax.device_put(za, rows), jax.device_put(zb, rows), keys)
+
+
+def test_esco_sharded_sums_features_instead_of_gathering(num_devices):
+    """The random-feature path communicates D-vectors (psum), never the embeddings."""
+    za, zb = _views(3)
+    mesh = jax.make_mesh((num_devices,), ("data",))
+    rows = NamedSharding(mesh, P("data"))
+    za, zb = jax.device_put(za, rows), jax.device_put(zb, rows)
+    loss = functools.partial(CASES["esco_sorf"], axis_name="data")
+    sharded = jax.shard_map(
+        loss, mesh=mesh, in_specs=(P("data"), P("data")), out_specs=P(), check_vma=True
+    )
+    text = str(jax.make_jaxpr(sharded)(za, zb))
+    assert "psum" in text
+    assert "all_gather" not in text
+    exact = jax.shard_map(
+        functools.partial(CASES["esco_exact"], axis_name="data"),
+        mesh=mesh,
+        in_specs=(P("data"), P("data")),
+        out_specs=P(),
+    )
+    assert "all_gather" in str(jax.make_jaxpr(exact)(za, zb))
+
+
+def test_where_mask_sharded(num_devices):
+    za, zb = _views(4)
+    where = jnp.arange(N) % 5 != 1
+    value = losses.nt_xent(za, zb, temperature=0.5, where=where)
+    mesh = jax.make_mesh((num_devices,), ("data",))
+    rows = NamedSharding(mesh, P("data"))
+    sharded = jax.jit(
+        jax.shard_map(
+            lambda a, b, w: losses.nt_xent(a, b, temperature=0.5, where=w, axis_name="data"),
+            mesh=mesh,
+            in_specs=(P("data"), P("data"), P("data")),
+            out_specs=P(),
+        )
+    )
+    out = sharded(jax.device_put(za, rows), jax.device_put(zb, rows), jax.device_put(where, rows))
+    np.testing.assert_allclose(out, value, rtol=1e-5)
