@@ -1,0 +1,44 @@
+"""Data sets as host-side NumPy arrays; nothing here downloads.
+
+Tabular: loaders return an :class:`ArrayDataset` (float32 features, int32 labels).
+Fashion-MNIST comes from its idx files (Debian package ``dataset-fashion-mnist`` or a folder
+of your own), digits from scikit-learn, tfds data sets from a prepared array_record folder.
+:func:`iterate_batches` turns the arrays into shuffled minibatches.
+
+Graphs: TU's own format (:func:`load_tu`), the GIN text format (:func:`load_gin`) and
+Planetoid's ``ind.*`` files (:func:`load_planetoid`) give :class:`GraphDataset` /
+:class:`NodeDataset`; splits for graph and node classification.
+"""
+
+from jaxcl.data._arrays import ArrayDataset, FeatureTransform
+from jaxcl.data._batches import iterate_batches, num_batches
+from jaxcl.data._fashion_mnist import load_fashion_mnist
+from jaxcl.data._gin import load_gin
+from jaxcl.data._graph_io import GraphFormatError
+from jaxcl.data._graph_types import Graph, GraphDataset, NodeDataset
+from jaxcl.data._idx import read_idx
+from jaxcl.data._planetoid import load_planetoid
+from jaxcl.data._sklearn import load_digits_tabular
+from jaxcl.data._splits import random_node_split, stratified_kfold
+from jaxcl.data._tfds import load_tfds_array_record
+from jaxcl.data._tu import load_tu
+
+__all__ = [
+    "ArrayDataset",
+    "FeatureTransform",
+    "Graph",
+    "GraphDataset",
+    "GraphFormatError",
+    "NodeDataset",
+    "iterate_batches",
+    "load_digits_tabular",
+    "load_fashion_mnist",
+    "load_gin",
+    "load_planetoid",
+    "load_tfds_array_record",
+    "load_tu",
+    "num_batches",
+    "random_node_split",
+    "read_idx",
+    "stratified_kfold",
+]
