@@ -145,11 +145,9 @@ def test_random_feature_estimate_converges_to_exact(method):
 @pytest.mark.parametrize("method", ["rff", "sorf", "positive", "exact"])
 @pytest.mark.parametrize("symmetric", [False, True])
 def test_chunking_changes_nothing(method, symmetric):
-    za, zb = _views(2, n=50, d=9)
     key = jax.random.key(3)
-    where = jnp.arange(50) % 7 != 3
 
-    def loss(a, b, chunk_size):
+    def loss(a, b, where, chunk_size):
         return losses.esco_loss(
             a,
             b,
@@ -163,14 +161,18 @@ def test_chunking_changes_nothing(method, symmetric):
             chunk_size=chunk_size,
         )
 
-    whole, whole_grads = jax.value_and_grad(loss, argnums=(0, 1))(za, zb, None)
-    for chunk_size in (7, 25, 50):  # a ragged tail, an exact split, and a single block
-        part, part_grads = jax.jit(jax.value_and_grad(loss, argnums=(0, 1)), static_argnums=2)(
-            za, zb, chunk_size
-        )
-        np.testing.assert_allclose(part, whole, rtol=1e-5)
-        for g_part, g_whole in zip(part_grads, whole_grads, strict=True):
-            np.testing.assert_allclose(g_part, g_whole, rtol=1e-4, atol=1e-6)
+    grad_fn = jax.jit(jax.value_and_grad(loss, argnums=(0, 1)), static_argnums=3)
+    # 53 rows in blocks of 7: no divisor fits, so 7 full blocks and a ragged tail of 4;
+    # 50 rows: blocks of 5 (the divisor chosen for 7), of 25, and a single block.
+    for n, chunk_sizes in ((53, (7,)), (50, (7, 25, 50))):
+        za, zb = _views(2, n=n, d=9)
+        where = jnp.arange(n) % 7 != 3
+        whole, whole_grads = jax.value_and_grad(loss, argnums=(0, 1))(za, zb, where, None)
+        for chunk_size in chunk_sizes:
+            part, part_grads = grad_fn(za, zb, where, chunk_size)
+            np.testing.assert_allclose(part, whole, rtol=1e-5)
+            for g_part, g_whole in zip(part_grads, whole_grads, strict=True):
+                np.testing.assert_allclose(g_part, g_whole, rtol=1e-4, atol=1e-6)
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 
 import jax
 
+from jaxcl import _blocks
+
 
 def chunked_reduce(
     fn: Callable,
@@ -27,16 +29,18 @@ def chunked_reduce(
       combine: associative ``(acc, partial) -> acc`` on those pytrees.
       init: the identity of ``combine`` (same structure as ``fn``'s result).
       arrays: arrays that share their leading dimension N.
-      chunk_size: rows per block. With ``N <= chunk_size`` ``fn`` runs once on everything,
-        un-rematerialised, so XLA can fuse and share work across the whole loss.
+      chunk_size: most rows per block. With ``N <= chunk_size`` ``fn`` runs once on
+        everything, un-rematerialised, so XLA can fuse and share work across the whole loss.
 
     Returns:
-      ``combine`` folded over all blocks; rows beyond the last full block form one short
+      ``combine`` folded over all blocks. Blocks divide N exactly when a divisor within 4x of
+      ``chunk_size`` exists; otherwise the rows beyond the last full block form one short
       block at the end.
     """
     n = arrays[0].shape[0]
     if n <= chunk_size:
         return combine(init, fn(*arrays))
+    chunk_size = _blocks.even_block(n, chunk_size) or chunk_size
     num_blocks = n // chunk_size
     n_main = num_blocks * chunk_size
     block_fn = jax.checkpoint(fn)

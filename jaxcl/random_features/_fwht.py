@@ -28,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxcl import _checks
+from jaxcl import _blocks, _checks
 
 # Fewest stages with radix <= 64: a stage costs about one pass over memory plus 2r flops per
 # element, and XLA's small matmuls lose efficiency past r = 64 (and are worst at r = 2). The
@@ -88,19 +88,6 @@ def _stages(x: jax.Array, radices: tuple[int, ...], scale: float) -> jax.Array:
     return y.reshape(rows, d)
 
 
-def _largest_divisor_at_most(n: int, limit: int) -> int:
-    """The largest divisor of ``n`` that is ``<= limit``."""
-    best = 1
-    for small in range(1, math.isqrt(n) + 1):
-        if n % small == 0:
-            large = n // small
-            if small <= limit:
-                best = max(best, small)
-            if large <= limit:
-                best = max(best, large)
-    return best
-
-
 def _tiled(
     x: jax.Array, radices: tuple[int, ...], scale: float, tile_bytes: int = _TILE_BYTES
 ) -> jax.Array:
@@ -110,10 +97,8 @@ def _tiled(
     tile_rows = max(1, tile_bytes // (d * x.dtype.itemsize))
     if rows <= tile_rows:
         return apply(x)
-    # A tile size that divides the rows makes the tiling a free reshape; accept one down to a
-    # quarter of the target size before paying for a separate tail and a concatenation.
-    divisor = _largest_divisor_at_most(rows, tile_rows)
-    if 4 * divisor >= tile_rows:
+    divisor = _blocks.even_block(rows, tile_rows)
+    if divisor is not None:
         tiles = x.reshape(rows // divisor, divisor, d)
         return lax.map(apply, tiles).reshape(rows, d)
     main = rows - rows % tile_rows
