@@ -1,0 +1,29 @@
+"""Evaluation protocols for frozen representations: linear probes, k-fold, SVM, node LR, kNN.
+
+Every function takes frozen features ``[n, dim]`` (host NumPy or jax arrays) and integer
+labels ``[n]`` and returns accuracies in [0, 1]. The classifiers are trained in JAX, each
+training run one compiled program on the default device (a GPU/TPU when there is one);
+``svm_kfold_accuracy`` runs scikit-learn on the host. Results are deterministic given
+``seed``.
+
+* :func:`linear_probe` -- SimCLR/DACL linear evaluation: minibatch LARS/SGD/Adam, cosine decay.
+* :func:`kfold_linear_accuracy` -- DACL's graph protocol: full-batch Adam, stratified 10-fold.
+* :func:`svm_kfold_accuracy` -- InfoGraph's (and m-Mix's) linear SVM with C chosen by inner CV.
+* :func:`node_logistic_regression` -- GRACE/PyGCL node classification, best-validation test acc.
+* :func:`knn_accuracy`, :func:`knn_predict` -- cosine-similarity weighted kNN (InstDisc).
+"""
+
+from jaxcl.evaluation._kfold import kfold_linear_accuracy
+from jaxcl.evaluation._knn import knn_accuracy, knn_predict
+from jaxcl.evaluation._linear_probe import linear_probe
+from jaxcl.evaluation._node import node_logistic_regression
+from jaxcl.evaluation._svm import svm_kfold_accuracy
+
+__all__ = [
+    "kfold_linear_accuracy",
+    "knn_accuracy",
+    "knn_predict",
+    "linear_probe",
+    "node_logistic_regression",
+    "svm_kfold_accuracy",
+]

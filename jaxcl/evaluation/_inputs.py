@@ -1,0 +1,108 @@
+"""Argument checks shared by the evaluation protocols.
+
+Features may be host NumPy or jax arrays; they are checked on static information (rank,
+dtype, shape) and once for finiteness. Labels are pulled to the host to check their range,
+which costs one small transfer and gives a message naming the bad value instead of a silent
+out-of-range gather on the device.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxcl import _checks
+
+
+def features(fn: str, name: str, x) -> jax.Array:
+    """A non-empty, finite ``[n, dim]`` floating array, as float32 on the default device."""
+    x = _checks.embeddings(fn, name, x)
+    x = jnp.asarray(x, jnp.float32)
+    if not bool(jnp.all(jnp.isfinite(x))):
+        _checks.fail(fn, f"`{name}` contains NaN or infinite values (shape {tuple(x.shape)})")
+    return x
+
+
+def host_features(fn: str, name: str, x) -> np.ndarray:
+    """A non-empty, finite ``[n, dim]`` floating array, as a host NumPy array."""
+    x = _checks.embeddings(fn, name, x)
+    x = np.asarray(x)
+    if not np.all(np.isfinite(x)):
+        _checks.fail(fn, f"`{name}` contains NaN or infinite values (shape {x.shape})")
+    return x
+
+
+def labels(
+    fn: str, name: str, y, *, num_rows: int, rows_name: str, num_classes: int | None
+) -> np.ndarray:
+    """Integer ``[num_rows]`` labels in ``[0, num_classes)``, as a host int32 array."""
+    if not hasattr(y, "dtype") or not hasattr(y, "shape"):
+        y = np.asarray(y)
+    if y.dtype == bool or not np.issubdtype(np.dtype(y.dtype), np.integer):
+        _checks.fail(fn, f"`{name}` must have an integer dtype (class indices), got {y.dtype}")
+    y = np.asarray(y)
+    if y.ndim != 1:
+        _checks.fail(fn, f"`{name}` must have rank 1 ([n] class indices), got shape {y.shape}")
+    if y.shape[0] != num_rows:
+        _checks.fail(
+            fn,
+            f"`{name}` has {y.shape[0]} labels but `{rows_name}` has {num_rows} rows; "
+            "they must match",
+        )
+    if num_classes is not None and y.size:
+        low, high = int(y.min()), int(y.max())
+        if low < 0 or high >= num_classes:
+            bad = low if low < 0 else high
+            _checks.fail(
+                fn,
+                f"`{name}` must lie in [0, {num_classes}) (num_classes={num_classes}), "
+                f"found label {bad}",
+            )
+    return y.astype(np.int32)
+
+
+def count(fn: str, name: str, value) -> int:
+    """A positive Python integer (epochs, steps, batch size, k, ...)."""
+    return _checks.positive_int(fn, name, value)
+
+
+def seed(fn: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+        _checks.fail(fn, f"`seed` must be a non-negative integer, got {value!r}")
+    return int(value)
+
+
+def same_dim(fn: str, name_a: str, a, name_b: str, b) -> None:
+    if a.shape[1] != b.shape[1]:
+        _checks.fail(
+            fn,
+            f"`{name_a}` and `{name_b}` must have the same feature dimension, got "
+            f"{a.shape[1]} and {b.shape[1]}",
+        )
+
+
+def real(fn: str, name: str, value, *, allow_zero: bool) -> float:
+    """A finite Python float, > 0 (or >= 0 with ``allow_zero``)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        _checks.fail(fn, f"`{name}` must be a real number, got {value!r}")
+    if allow_zero:
+        _checks.nonnegative(fn, name, value)
+    else:
+        _checks.positive(fn, name, value)
+    return float(value)
+
+
+def num_folds(fn: str, value, y: np.ndarray) -> int:
+    """A fold count in ``[2, smallest class count]``, so every fold can hold every class."""
+    value = _checks.positive_int(fn, "num_folds", value)
+    smallest = int(np.unique(y, return_counts=True)[1].min())
+    if not 2 <= value <= smallest:
+        _checks.fail(
+            fn,
+            f"`num_folds` must lie in [2, {smallest}] (the smallest class has {smallest} "
+            f"examples; stratified folds need one of each per fold), got {value}",
+        )
+    return value
