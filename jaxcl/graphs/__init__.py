@@ -1,0 +1,52 @@
+"""Graph building blocks: padding budgets, batching, augmentations, diffusion, segment ops.
+
+Batches of graphs are ``jraph.GraphsTuple``s padded with ``jraph.pad_with_graphs`` to one
+of a few budgets per data set (:func:`padding_budgets`, :class:`GraphBatcher`), so a
+jitted step compiles once per budget; :func:`padding_masks` marks the real parts. A
+node-classification graph is one unpadded ``GraphsTuple`` (:func:`node_graph`). Edges are
+always sorted by receiver, so aggregations can use sorted segment sums.
+
+Augmentations keep static shapes: :func:`drop_edges` returns an edge mask, and
+:func:`mask_features` zeroes feature columns (GRACE). :func:`ppr_diffusion` computes
+MVGRL's personalised-PageRank view on the host, exactly or sparsely.
+"""
+
+from jaxcl.graphs._augment import drop_edges, mask_features
+from jaxcl.graphs._batching import (
+    GraphBatcher,
+    PaddingMasks,
+    batch_graphs,
+    node_graph,
+    padding_masks,
+    receiver_order,
+)
+from jaxcl.graphs._budgets import PaddingBudget, padding_budgets, select_budget
+from jaxcl.graphs._diffusion import Diffusion, ppr_dataset, ppr_diffusion, ppr_matrix
+from jaxcl.graphs._segments import (
+    aggregate_edges,
+    gcn_normalization,
+    node_graph_ids,
+    pool_nodes,
+)
+
+__all__ = [
+    "Diffusion",
+    "GraphBatcher",
+    "PaddingBudget",
+    "PaddingMasks",
+    "aggregate_edges",
+    "batch_graphs",
+    "drop_edges",
+    "gcn_normalization",
+    "mask_features",
+    "node_graph",
+    "node_graph_ids",
+    "padding_budgets",
+    "padding_masks",
+    "pool_nodes",
+    "ppr_dataset",
+    "ppr_diffusion",
+    "ppr_matrix",
+    "receiver_order",
+    "select_budget",
+]

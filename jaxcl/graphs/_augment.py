@@ -1,0 +1,95 @@
+"""GRACE's graph augmentations as pure JAX functions of a PRNG key, with static shapes.
+
+Nothing is removed: a dropped edge is a ``False`` in an edge mask the encoders honour, and
+a masked feature is a zeroed column, so every view of a graph has the shapes of the graph
+and a jitted step compiles once.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import jraph
+
+from jaxcl import _checks as checks
+
+
+def drop_edges(
+    key: jax.Array,
+    graph: jraph.GraphsTuple,
+    p: float,
+    *,
+    edge_mask: jax.Array | None = None,
+) -> jax.Array:
+    """GRACE's edge dropping: a mask that removes each directed edge with probability ``p``.
+
+    GRACE calls PyG's ``dropout_adj(edge_index, p)`` (``force_undirected=False``) on the
+    edge list that stores every undirected edge in both directions, so the two directions
+    are dropped independently and a view can keep ``i -> j`` but lose ``j -> i``. This
+    function does the same.
+
+    Args:
+      key: PRNG key.
+      graph: the graph; only its number of edges (``senders.shape[0]``) is used.
+      p: drop probability in ``[0, 1]``.
+      edge_mask: optional ``[n_edge]`` bool mask already in force (e.g. padding, or an
+        earlier drop); the result keeps only edges it keeps.
+
+    Returns:
+      bool ``[n_edge]``: ``True`` for kept edges. Pass it to the encoder as ``edge_mask``.
+
+    Example:
+      >>> import jax, numpy as np, jraph
+      >>> g = jraph.GraphsTuple(nodes=np.ones((3, 1)), edges=None, senders=np.array([0, 1, 2]),
+      ...                       receivers=np.array([1, 2, 0]), n_node=np.array([3]),
+      ...                       n_edge=np.array([3]), globals=None)
+      >>> drop_edges(jax.random.key(0), g, 0.0).tolist()
+      [True, True, True]
+
+    References:
+      Zhu et al., "Deep Graph Contrastive Representation Learning" (GRACE), 2020, §3.2.1
+      (removing edges); code: CRIPAC-DIG/GRACE ``train.py`` (``dropout_adj``).
+    """
+    fn = "drop_edges"
+    checks.prng_key(fn, "key", key)
+    checks.in_range(fn, "p", p, 0.0, 1.0)
+    num_edges = graph.senders.shape[0]
+    keep = jax.random.uniform(key, (num_edges,)) >= p
+    if edge_mask is not None:
+        if tuple(edge_mask.shape) != (num_edges,):
+            checks.fail(fn, f"`edge_mask` must have shape ({num_edges},), got {edge_mask.shape}")
+        keep = keep & edge_mask.astype(bool)
+    return keep
+
+
+def mask_features(key: jax.Array, x: jax.Array, p: float) -> jax.Array:
+    """GRACE's feature masking: zero each feature column with probability ``p``.
+
+    One Bernoulli draw per feature dimension, shared by every node (the same columns are
+    masked in the whole graph), as GRACE's ``drop_feature``.
+
+    Args:
+      key: PRNG key.
+      x: ``[num_nodes, num_features]`` node features.
+      p: masking probability in ``[0, 1]``.
+
+    Returns:
+      ``x`` with the masked columns set to 0 (same shape and dtype).
+
+    Example:
+      >>> import jax, jax.numpy as jnp
+      >>> x = jnp.ones((4, 1000))
+      >>> kept = mask_features(jax.random.key(0), x, 0.3)[0].mean()
+      >>> bool(0.65 < kept < 0.75)
+      True
+
+    References:
+      Zhu et al., "Deep Graph Contrastive Representation Learning" (GRACE), 2020, §3.2.1
+      (masking node features); code: CRIPAC-DIG/GRACE ``model.py`` (``drop_feature``).
+    """
+    fn = "mask_features"
+    checks.prng_key(fn, "key", key)
+    checks.in_range(fn, "p", p, 0.0, 1.0)
+    x = checks.floating_array(fn, "x", x, ndim=2)
+    masked = jax.random.uniform(key, (x.shape[1],)) < p
+    return jnp.where(masked[None, :], jnp.zeros((), x.dtype), x)
