@@ -1,0 +1,1 @@
+"""Configs shipped with the package (the quickstart that runs when no --config is given)."""

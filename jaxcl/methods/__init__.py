@@ -1,0 +1,34 @@
+"""Pretraining methods: how views are made, which loss, and (optionally) their own step.
+
+``get(name)`` returns the method class registered under ``config.method.name``.
+"""
+
+from jaxcl.methods._base import Batch, Method
+from jaxcl.methods._imix import IMix, NPair
+from jaxcl.methods._tabular import DACL, DACLPlus, GaussianNoise, NoPretraining, Supervised
+
+REGISTRY: dict[str, type[Method]] = {
+    cls.name: cls for cls in (DACL, DACLPlus, GaussianNoise, NoPretraining, Supervised, NPair, IMix)
+}
+
+
+def get(name: str) -> type[Method]:
+    """The method class called ``name``; ValueError listing the known names otherwise."""
+    if name not in REGISTRY:
+        raise ValueError(f"unknown method {name!r}; known methods: {sorted(REGISTRY)}")
+    return REGISTRY[name]
+
+
+__all__ = [
+    "DACL",
+    "REGISTRY",
+    "Batch",
+    "DACLPlus",
+    "GaussianNoise",
+    "IMix",
+    "Method",
+    "NPair",
+    "NoPretraining",
+    "Supervised",
+    "get",
+]

@@ -1,0 +1,68 @@
+"""What a method supplies to the trainer: its model, how views are made, which loss."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import jax
+import ml_collections
+from flax import nnx
+
+from jaxcl import models
+
+
+@dataclasses.dataclass(frozen=True)
+class Batch:
+    """One global batch: features ``x`` and labels ``y`` (labels only for supervised use)."""
+
+    x: jax.Array
+    y: jax.Array
+
+
+jax.tree_util.register_dataclass(Batch, data_fields=["x", "y"], meta_fields=[])
+
+
+class Method:
+    """A pretraining method.
+
+    Subclasses set ``name`` and ``defaults`` (their hyperparameters under ``config.method``)
+    and implement :meth:`loss`. They may override :meth:`build` (the model), :meth:`features`
+    (what linear evaluation sees) and :meth:`make_train_step` (a step of their own, e.g.
+    MetAug's second-order update).
+    """
+
+    name: ClassVar[str]
+    defaults: ClassVar[dict[str, Any]] = {}
+    # False: no training at all (the No-Pretraining row); the encoder stays at its init.
+    pretrains: ClassVar[bool] = True
+    # True: evaluated by its own classifier's test accuracy, not by a linear probe.
+    supervised: ClassVar[bool] = False
+
+    def __init__(self, config: ml_collections.ConfigDict):
+        self.config = config
+        self.hp = config.method
+
+    def build(self, num_features: int, num_classes: int, rngs: nnx.Rngs) -> nnx.Module:
+        """Encoder + projection head, sized by ``config.model``."""
+        m = self.config.model
+        encoder = models.mlp_encoder(
+            num_features, depth=m.encoder_depth, width=m.encoder_width, rngs=rngs
+        )
+        head = models.projection_head(
+            m.encoder_width, depth=m.head_depth, width=m.head_width, out_dim=m.embed_dim, rngs=rngs
+        )
+        return models.ContrastiveModel(encoder, head)
+
+    def loss(self, model: nnx.Module, batch: Batch, key: jax.Array):
+        """Returns ``(loss, metrics)`` for one global batch; ``model`` is in training mode."""
+        raise NotImplementedError
+
+    def features(self, model: nnx.Module, x: jax.Array) -> jax.Array:
+        """Representations for evaluation: the encoder output, projection head discarded."""
+        return model.encoder(x)
+
+    def make_train_step(self) -> Callable | None:
+        """A replacement for the trainer's default step, or None to use the default."""
+        return None

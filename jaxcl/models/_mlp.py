@@ -1,0 +1,99 @@
+"""Fully connected encoders and heads with batch norm (DACL §5.1, i-Mix's tabular MLP)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import jax
+from flax import nnx
+
+# PyTorch's BatchNorm momentum 0.1 in Flax's convention (decay of the running average); the
+# papers' code bases use PyTorch's default.
+BN_MOMENTUM = 0.9
+
+
+class MLP(nnx.Module):
+    """A stack of ``Linear -> BatchNorm -> ReLU`` layers.
+
+    Args:
+      in_features: input width.
+      widths: output width of each layer, e.g. ``(1024,) * 12`` for DACL's encoder.
+      batch_norm: batch norm after every linear layer (the linear layers then carry no bias,
+        which batch norm would cancel).
+      final_activation: ReLU after the last layer too. Encoders keep it; projection heads
+        end with ``Linear -> BatchNorm`` (SimCLR v2's head).
+      bn_momentum: decay of the batch-norm running averages.
+      rngs: ``nnx.Rngs`` for the initial weights.
+    """
+
+    def __init__(
+        self,
+        in_features: int,
+        widths: Sequence[int],
+        *,
+        batch_norm: bool = True,
+        final_activation: bool = True,
+        bn_momentum: float = BN_MOMENTUM,
+        rngs: nnx.Rngs,
+    ):
+        if not widths:
+            raise ValueError("MLP: `widths` must name at least one layer, got an empty sequence")
+        self.final_activation = final_activation
+        sizes = [in_features, *widths]
+        self.linears = nnx.List(
+            [
+                nnx.Linear(a, b, use_bias=not batch_norm, rngs=rngs)
+                for a, b in zip(sizes[:-1], sizes[1:], strict=True)
+            ]
+        )
+        self.norms = nnx.List(
+            [nnx.BatchNorm(b, momentum=bn_momentum, rngs=rngs) for b in widths]
+            if batch_norm
+            else []
+        )
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        last = len(self.linears) - 1
+        for i, linear in enumerate(self.linears):
+            x = linear(x)
+            if self.norms:
+                x = self.norms[i](x)
+            if i < last or self.final_activation:
+                x = nnx.relu(x)
+        return x
+
+
+class ContrastiveModel(nnx.Module):
+    """Encoder ``h = f(x)`` and projection head ``z = g(h)``; the head is dropped for evaluation."""
+
+    def __init__(self, encoder: nnx.Module, head: nnx.Module):
+        self.encoder = encoder
+        self.head = head
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        return self.head(self.encoder(x))
+
+
+class Classifier(nnx.Module):
+    """Encoder followed by one linear layer to class logits (the supervised baseline)."""
+
+    def __init__(self, encoder: nnx.Module, feature_dim: int, num_classes: int, *, rngs):
+        self.encoder = encoder
+        self.logits = nnx.Linear(feature_dim, num_classes, rngs=rngs)
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        return self.logits(self.encoder(x))
+
+
+def mlp_encoder(in_features: int, *, depth: int, width: int, rngs: nnx.Rngs, **kw) -> MLP:
+    """``depth`` layers of ``width`` units, each ``Linear -> BN -> ReLU``."""
+    return MLP(in_features, (width,) * depth, rngs=rngs, **kw)
+
+
+def projection_head(
+    in_features: int, *, depth: int, width: int, out_dim: int, rngs: nnx.Rngs, **kw
+) -> MLP:
+    """``depth`` layers ending in ``out_dim`` units, BN everywhere, no ReLU on the output."""
+    return MLP(
+        in_features, (width,) * (depth - 1) + (out_dim,), final_activation=False, rngs=rngs, **kw
+    )

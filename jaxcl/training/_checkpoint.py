@@ -1,0 +1,60 @@
+"""Orbax checkpoints in ``workdir/checkpoints``: periodic saves, automatic resume."""
+
+from __future__ import annotations
+
+import os
+
+import jax
+import orbax.checkpoint as ocp
+from absl import logging
+
+
+class Checkpointer:
+    """Keeps the last ``keep`` checkpoints of the train state under ``workdir/checkpoints``.
+
+    Saves are asynchronous; each becomes visible only once completely written (orbax writes
+    to a temporary folder and renames it), so a run killed mid-save resumes from the previous
+    checkpoint.
+    """
+
+    def __init__(self, workdir: str, *, every_steps: int, keep: int):
+        self.directory = os.path.join(os.path.abspath(workdir), "checkpoints")
+        self.manager = ocp.CheckpointManager(
+            self.directory,
+            options=ocp.CheckpointManagerOptions(
+                max_to_keep=keep, save_interval_steps=every_steps, create=True
+            ),
+        )
+
+    def latest_step(self) -> int | None:
+        return self.manager.latest_step()
+
+    def restore(self, abstract_state):
+        """The newest checkpoint, laid out (shapes, dtypes, shardings) like ``abstract_state``."""
+        step = self.manager.latest_step()
+        state = self.manager.restore(step, args=ocp.args.StandardRestore(abstract_state))
+        logging.info("restored checkpoint of step %d from %s", step, self.directory)
+        return state
+
+    def maybe_save(self, step: int, state, *, force: bool = False) -> bool:
+        """Saves when ``step`` is on the interval (or ``force``); True if a save started."""
+        return self.manager.save(step, args=ocp.args.StandardSave(state), force=force)
+
+    def wait(self) -> None:
+        self.manager.wait_until_finished()
+
+    def close(self) -> None:
+        self.manager.close()
+
+
+def save_for_inspection(workdir: str, step: int, state) -> str:
+    """Writes ``state`` to ``workdir/nonfinite_step_<step>``, apart from the rotating ones.
+
+    Used when a step produced a non-finite loss: the regular checkpoints (the last good
+    states) are left as they are, and this one holds the state whose batch failed.
+    """
+    path = os.path.join(os.path.abspath(workdir), f"nonfinite_step_{step}")
+    checkpointer = ocp.StandardCheckpointer()
+    checkpointer.save(path, jax.device_get(state), force=True)
+    checkpointer.wait_until_finished()
+    return path

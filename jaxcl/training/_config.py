@@ -1,0 +1,147 @@
+"""The run configuration: every key with its default, and the checks made before training."""
+
+from __future__ import annotations
+
+import numbers
+
+import ml_collections
+
+from jaxcl.training._optim import OPTIMIZERS
+
+DATASETS = ("fashion_mnist", "digits", "tfds")
+
+
+class ConfigError(ValueError):
+    """A configuration key that does not exist or holds a value that cannot work."""
+
+
+def base_config() -> ml_collections.ConfigDict:
+    """Every key the trainer reads, with its default. Experiment configs start from this.
+
+    ``method`` holds the method's name and its own hyperparameters (see ``jaxcl.methods``);
+    everything else is shared by all methods.
+    """
+    c = ml_collections.ConfigDict()
+    c.seed = 0
+    c.method = ml_collections.ConfigDict({"name": "dacl"})
+
+    c.data = ml_collections.ConfigDict()
+    c.data.name = "digits"  # fashion_mnist | digits | tfds
+    c.data.data_dir = ""  # idx folder (fashion_mnist) or prepared tfds folder; "" = default
+    c.data.tfds_name = "fashion_mnist"
+    c.data.permutation_seed = 0  # the fixed pixel permutation of the "tabular" proxy
+
+    c.model = ml_collections.ConfigDict()
+    c.model.encoder_depth = 12
+    c.model.encoder_width = 1024
+    c.model.head_depth = 3
+    c.model.head_width = 1024
+    c.model.embed_dim = 128
+
+    c.optim = ml_collections.ConfigDict()
+    c.optim.name = "lars"
+    c.optim.lr = 0.1
+    c.optim.weight_decay = 1e-6
+    c.optim.momentum = 0.9
+    c.optim.warmup_epochs = 10.0
+
+    c.train = ml_collections.ConfigDict()
+    c.train.batch_size = 4096
+    c.train.epochs = 1000
+    c.train.log_every_steps = 50
+    c.train.checkpoint_every_steps = 500
+    c.train.keep_checkpoints = 3
+    c.train.knn_every_epochs = 0  # 0 = only at the end
+
+    c.eval = ml_collections.ConfigDict()
+    c.eval.linear_epochs = 200
+    c.eval.linear_batch_size = 256
+    c.eval.linear_lr = 0.1
+    c.eval.linear_optimizer = "lars"
+    c.eval.knn_k = 20
+    c.eval.knn_max_train = 10000  # kNN monitor on at most this many training examples
+
+    c.mesh = ml_collections.ConfigDict()
+    c.mesh.data = -1  # devices on the "data" axis; -1 = all
+    return c
+
+
+def _walk(config, prefix=""):
+    for key, value in config.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, ml_collections.ConfigDict):
+            yield from _walk(value, path + ".")
+        else:
+            yield path, value
+
+
+def _unknown_keys(config, reference, prefix=""):
+    for key, value in config.items():
+        path = f"{prefix}{key}"
+        if key not in reference:
+            yield path, sorted(reference.keys())
+        elif isinstance(value, ml_collections.ConfigDict) and isinstance(
+            reference[key], ml_collections.ConfigDict
+        ):
+            yield from _unknown_keys(value, reference[key], path + ".")
+
+
+def _fail(path, value, expected):
+    raise ConfigError(f"config.{path} = {value!r}: expected {expected}")
+
+
+def _number(path, value, *, minimum=None, exclusive=False, integer=False):
+    ok_type = isinstance(value, numbers.Integral if integer else numbers.Real) and not isinstance(
+        value, bool
+    )
+    kind = "an integer" if integer else "a number"
+    if not ok_type:
+        _fail(path, value, kind)
+    if minimum is not None and (value <= minimum if exclusive else value < minimum):
+        _fail(path, value, f"{kind} {'>' if exclusive else '>='} {minimum}")
+
+
+def validate(config: ml_collections.ConfigDict, method_defaults: dict) -> None:
+    """Raises ``ConfigError`` naming the first unknown key or unusable value.
+
+    Args:
+      config: the run's configuration.
+      method_defaults: the chosen method's hyperparameters with their defaults; keys under
+        ``config.method`` other than these (and ``name``) are unknown.
+    """
+    reference = base_config()
+    reference.method = ml_collections.ConfigDict({"name": "", **method_defaults})
+    for path, known in _unknown_keys(config, reference):
+        raise ConfigError(f"config.{path} is not a known key; keys at that level: {known}")
+    for path, _ in _unknown_keys(reference, config):
+        raise ConfigError(f"config.{path} is missing (start configs from base_config())")
+
+    if config.data.name not in DATASETS:
+        _fail("data.name", config.data.name, f"one of {list(DATASETS)}")
+    for key in ("encoder_depth", "encoder_width", "head_depth", "head_width", "embed_dim"):
+        _number(f"model.{key}", config.model[key], minimum=1, integer=True)
+    if config.optim.name not in OPTIMIZERS:
+        _fail("optim.name", config.optim.name, f"one of {list(OPTIMIZERS)}")
+    _number("optim.lr", config.optim.lr, minimum=0, exclusive=True)
+    _number("optim.weight_decay", config.optim.weight_decay, minimum=0)
+    _number("optim.momentum", config.optim.momentum, minimum=0)
+    _number("optim.warmup_epochs", config.optim.warmup_epochs, minimum=0)
+    _number("train.batch_size", config.train.batch_size, minimum=1, integer=True)
+    _number("train.epochs", config.train.epochs, minimum=0, integer=True)
+    for key in ("log_every_steps", "checkpoint_every_steps", "keep_checkpoints"):
+        _number(f"train.{key}", config.train[key], minimum=1, integer=True)
+    _number("train.knn_every_epochs", config.train.knn_every_epochs, minimum=0, integer=True)
+    _number("eval.linear_epochs", config.eval.linear_epochs, minimum=1, integer=True)
+    _number("eval.linear_batch_size", config.eval.linear_batch_size, minimum=1, integer=True)
+    _number("eval.linear_lr", config.eval.linear_lr, minimum=0, exclusive=True)
+    if config.eval.linear_optimizer not in OPTIMIZERS:
+        _fail("eval.linear_optimizer", config.eval.linear_optimizer, f"one of {list(OPTIMIZERS)}")
+    _number("eval.knn_k", config.eval.knn_k, minimum=1, integer=True)
+    _number("eval.knn_max_train", config.eval.knn_max_train, minimum=1, integer=True)
+    _number("mesh.data", config.mesh.data, minimum=-1, integer=True)
+    if config.mesh.data == 0:
+        _fail("mesh.data", 0, "a positive device count, or -1 for all devices")
+    for path, value in _walk(config.method, "method."):
+        default = method_defaults.get(path.split(".", 1)[1])
+        if isinstance(default, numbers.Real) and not isinstance(default, bool):
+            _number(path, value)

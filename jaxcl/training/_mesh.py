@@ -1,0 +1,96 @@
+"""Device mesh, batch sharding, and the multi-host start-up."""
+
+from __future__ import annotations
+
+import glob
+import os
+
+import jax
+import numpy as np
+from absl import logging
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+DATA_AXIS = "data"
+
+def maybe_initialize_distributed() -> None:
+    """Calls ``jax.distributed.initialize()`` once when the run spans several processes.
+
+    Cloud TPU VM slices (and SLURM/Open MPI jobs) are detected by JAX itself. Anywhere else,
+    set ``JAX_COORDINATOR_ADDRESS`` (``host:port`` of process 0), ``JAX_NUM_PROCESSES`` and
+    ``JAX_PROCESS_ID`` on every process. On a single machine this does nothing.
+    """
+    if jax.distributed.is_initialized():
+        return
+    env = os.environ
+    # TPU VMs expose their chips as /dev/accel* (v2-v4) or /dev/vfio/<n> (v5e, v5p, v6e).
+    on_tpu_vm = bool(glob.glob("/dev/accel*") or glob.glob("/dev/vfio/[0-9]*"))
+    on_tpu_vm = on_tpu_vm or "TPU_WORKER_HOSTNAMES" in env
+    cluster = any(v in env for v in ("SLURM_JOB_ID", "OMPI_COMM_WORLD_SIZE"))
+    if "JAX_COORDINATOR_ADDRESS" in env:
+        # CPU processes need a collectives backend to talk to each other; accelerator
+        # platforms ignore this setting.
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+        kwargs = {}
+        if "JAX_NUM_PROCESSES" in env:
+            kwargs["num_processes"] = int(env["JAX_NUM_PROCESSES"])
+        if "JAX_PROCESS_ID" in env:
+            kwargs["process_id"] = int(env["JAX_PROCESS_ID"])
+        jax.distributed.initialize(**kwargs)
+    elif on_tpu_vm or cluster:
+        jax.distributed.initialize()
+    else:
+        return
+    logging.info(
+        "jax.distributed: process %d of %d, %d local / %d global devices",
+        jax.process_index(),
+        jax.process_count(),
+        jax.local_device_count(),
+        jax.device_count(),
+    )
+
+
+def make_mesh(num_data_devices: int = -1) -> jax.sharding.Mesh:
+    """A 1-D mesh over ``num_data_devices`` devices (-1 = all) on the ``data`` axis."""
+    total = jax.device_count()
+    n = total if num_data_devices == -1 else num_data_devices
+    if not 1 <= n <= total:
+        raise ValueError(f"config.mesh.data = {num_data_devices}: only {total} devices exist")
+    devices = np.asarray(jax.devices()[:n])
+    return jax.sharding.Mesh(devices, (DATA_AXIS,))
+
+
+def replicated(mesh) -> NamedSharding:
+    return NamedSharding(mesh, P())
+
+
+def batch_sharding(mesh) -> NamedSharding:
+    """Rows split over the ``data`` axis."""
+    return NamedSharding(mesh, P(DATA_AXIS))
+
+
+def local_rows(global_batch: int) -> slice:
+    """This process's share of a global batch (all processes draw the same global order)."""
+    count = jax.process_count()
+    if global_batch % count:
+        raise ValueError(
+            f"the global batch of {global_batch} does not split over {count} processes"
+        )
+    per = global_batch // count
+    return slice(jax.process_index() * per, (jax.process_index() + 1) * per)
+
+
+def shard_batch(tree, mesh):
+    """Host arrays of the GLOBAL batch -> global jax.Arrays sharded on ``data``.
+
+    Each process contributes only its own rows (``local_rows``), so on a pod no host ever
+    sends another host's data.
+    """
+    sharding = batch_sharding(mesh)
+
+    def put(x):
+        x = np.asarray(x)
+        rows = local_rows(x.shape[0])
+        return jax.make_array_from_process_local_data(sharding, x[rows], x.shape)
+
+    return jax.tree.map(put, tree)
