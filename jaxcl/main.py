@@ -20,8 +20,10 @@ _CONFIG = config_flags.DEFINE_config_file(
     "config", _DEFAULT, "Path to an ml_collections config file ([:variant]).", lock_config=True
 )
 _WORKDIR = flags.DEFINE_string(
-    "workdir", None, "Folder for checkpoints, TensorBoard summaries and results (default: a "
-    "fresh temporary folder)."
+    "workdir",
+    None,
+    "Folder for checkpoints, TensorBoard summaries and results (default: a "
+    "fresh temporary folder).",
 )
 
 

@@ -47,7 +47,5 @@ class IMix(Method):
         a, b = _views(k_views, batch.x, self.hp.view_noise)
         a_mix, lam, perm = mixers.imix_mixup(k_mix, a, alpha=self.hp.alpha)
         z_a, z_b = _embed(model, a_mix, b)
-        loss = losses.imix_npair_loss(
-            z_a, z_b, lam=lam, perm=perm, temperature=self.hp.temperature
-        )
+        loss = losses.imix_npair_loss(z_a, z_b, lam=lam, perm=perm, temperature=self.hp.temperature)
         return loss, {"loss": loss, "lam": lam}

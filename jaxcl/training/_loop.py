@@ -245,9 +245,7 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> dict:
         return nnx.merge(eval_graphdef, params, model_state)(x)
 
     def knn(params, model_state):
-        rows = np.random.default_rng(config.seed).permutation(n_train)[
-            : config.eval.knn_max_train
-        ]
+        rows = np.random.default_rng(config.seed).permutation(n_train)[: config.eval.knn_max_train]
         train_f = _features(eval_features, params, model_state, ds.train_x[rows], mesh)
         test_f = _features(eval_features, params, model_state, ds.test_x, mesh)
         return evaluation.knn_accuracy(

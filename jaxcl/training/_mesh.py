@@ -13,6 +13,7 @@ from jax.sharding import PartitionSpec as P
 
 DATA_AXIS = "data"
 
+
 def maybe_initialize_distributed() -> None:
     """Calls ``jax.distributed.initialize()`` once when the run spans several processes.
 
