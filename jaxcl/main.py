@@ -48,8 +48,8 @@ def main(argv):
     if "variants" in config:
         training.run_variants(config, workdir)
     else:
-        results = training.train_and_evaluate(config, workdir)
-        print({k: v for k, v in results.items()}, flush=True)
+        results = training.run_repeats(config, workdir)
+        print(training.format_table({config.method.name: results}), flush=True)
 
 
 def run():

@@ -16,7 +16,7 @@ import pytest
 
 from jaxcl import data as data_lib
 from jaxcl import training
-from jaxcl.training import _loop
+from jaxcl.training import _tasks
 
 ROOT = Path(__file__).parents[1]
 TINY = ROOT / "tests" / "configs" / "tiny.py"
@@ -149,7 +149,7 @@ def test_non_finite_loss_stops_with_step_and_metric_and_keeps_checkpoints(tmp_pa
     train_x = clean.train_x.copy()
     train_x[bad_row, 3] = np.nan
     monkeypatch.setattr(
-        _loop, "load_dataset", lambda cfg: dataclasses.replace(clean, train_x=train_x)
+        _tasks, "load_dataset", lambda cfg: dataclasses.replace(clean, train_x=train_x)
     )
     config = _tiny(**{"train.checkpoint_every_steps": 10, "train.log_every_steps": 3})
     with pytest.raises(FloatingPointError) as err:

@@ -3,7 +3,7 @@
 ``get(name)`` returns the method class registered under ``config.method.name``.
 """
 
-from jaxcl.methods._base import Batch, Method
+from jaxcl.methods._base import Batch, Method, build_encoder
 from jaxcl.methods._imix import IMix, NPair
 from jaxcl.methods._tabular import DACL, DACLPlus, GaussianNoise, NoPretraining, Supervised
 
@@ -30,5 +30,6 @@ __all__ = [
     "NPair",
     "NoPretraining",
     "Supervised",
+    "build_encoder",
     "get",
 ]

@@ -24,6 +24,29 @@ class Batch:
 jax.tree_util.register_dataclass(Batch, data_fields=["x", "y"], meta_fields=[])
 
 
+def build_encoder(m: ml_collections.ConfigDict, num_features: int, rngs: nnx.Rngs):
+    """The encoder ``config.model.encoder`` names, and the width of its output.
+
+    * ``mlp``: ``encoder_depth`` x (Linear, BN, ReLU) of ``encoder_width`` (tabular data);
+    * ``gin``: GIN of ``encoder_depth`` layers of ``encoder_width``, graph embedding = the
+      concatenated sum-pooled layer states (``encoder_depth * encoder_width``);
+    * ``gcn``: GRACE's GCN, ``encoder_depth`` layers, the last ``encoder_width`` wide and the
+      others twice that (node embeddings).
+    """
+    if m.encoder == "gin":
+        enc = models.GINGraphEncoder(
+            num_features, width=m.encoder_width, depth=m.encoder_depth, rngs=rngs
+        )
+        return enc, enc.out_features
+    if m.encoder == "gcn":
+        enc = models.grace_encoder(
+            num_features, out_dim=m.encoder_width, num_layers=m.encoder_depth, rngs=rngs
+        )
+        return enc, m.encoder_width
+    enc = models.mlp_encoder(num_features, depth=m.encoder_depth, width=m.encoder_width, rngs=rngs)
+    return enc, m.encoder_width
+
+
 class Method:
     """A pretraining method.
 
@@ -45,13 +68,11 @@ class Method:
         self.hp = config.method
 
     def build(self, num_features: int, num_classes: int, rngs: nnx.Rngs) -> nnx.Module:
-        """Encoder + projection head, sized by ``config.model``."""
+        """Encoder (``config.model.encoder``) + projection head, sized by ``config.model``."""
         m = self.config.model
-        encoder = models.mlp_encoder(
-            num_features, depth=m.encoder_depth, width=m.encoder_width, rngs=rngs
-        )
+        encoder, width = build_encoder(m, num_features, rngs)
         head = models.projection_head(
-            m.encoder_width, depth=m.head_depth, width=m.head_width, out_dim=m.embed_dim, rngs=rngs
+            width, depth=m.head_depth, width=m.head_width, out_dim=m.embed_dim, rngs=rngs
         )
         return models.ContrastiveModel(encoder, head)
 

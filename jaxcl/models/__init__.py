@@ -1,6 +1,6 @@
-"""Flax NNX models: fully connected encoders, projection heads, classifiers."""
+"""Flax NNX models: MLP encoders and heads, classifiers, GIN and GCN graph encoders."""
 
-from jaxcl.models._gnn import GCN, GIN, GCNLayer, GINLayer, grace_encoder
+from jaxcl.models._gnn import GCN, GIN, GCNLayer, GINGraphEncoder, GINLayer, grace_encoder
 from jaxcl.models._mlp import (
     BN_MOMENTUM,
     MLP,
@@ -19,6 +19,7 @@ __all__ = [
     "projection_head",
     "GCN",
     "GIN",
+    "GINGraphEncoder",
     "GCNLayer",
     "GINLayer",
     "grace_encoder",

@@ -362,3 +362,25 @@ def grace_encoder(
         raise ValueError(f"grace_encoder: `num_layers` must be a positive int, got {num_layers!r}")
     widths = (2 * out_dim,) * (num_layers - 1) + (out_dim,)
     return GCN(in_features, widths, activation=activation, rngs=rngs)
+
+
+class GINGraphEncoder(nnx.Module):
+    """:class:`GIN` whose call gives graph embeddings: the encoder graph-level methods train.
+
+    ``encoder(batch)`` is what graph-classification evaluation reads (padding graphs come
+    out as zero rows); :meth:`nodes_and_graphs` also returns the node states that
+    local-global methods (InfoGraph) contrast.
+
+    Attributes:
+      out_features: ``depth * width``, the size of a graph embedding.
+    """
+
+    def __init__(self, in_features: int, *, width: int, depth: int, rngs: nnx.Rngs, **kw):
+        self.gin = GIN(in_features, width=width, depth=depth, rngs=rngs, **kw)
+        self.out_features = width * depth
+
+    def __call__(self, graph: jraph.GraphsTuple) -> jax.Array:
+        return self.gin(graph)[1]
+
+    def nodes_and_graphs(self, graph: jraph.GraphsTuple) -> tuple[jax.Array, jax.Array]:
+        return self.gin(graph)

@@ -5,11 +5,12 @@ entry of ``config.variants`` and tabulates the results.
 """
 
 from jaxcl.training._config import ConfigError, base_config, validate
-from jaxcl.training._loop import load_dataset, make_default_train_step, train_and_evaluate
-from jaxcl.training._mesh import make_mesh, maybe_initialize_distributed, shard_batch
+from jaxcl.training._loop import make_default_train_step, make_task, train_and_evaluate
+from jaxcl.training._mesh import make_mesh, maybe_initialize_distributed, replicate, shard_batch
 from jaxcl.training._optim import decay_mask, make_optimizer, warmup_cosine
 from jaxcl.training._state import TrainState
-from jaxcl.training._sweep import format_table, run_variants, variant_configs
+from jaxcl.training._sweep import format_table, run_repeats, run_variants, variant_configs
+from jaxcl.training._tasks import TabularTask, load_dataset
 
 __all__ = [
     "ConfigError",
@@ -18,10 +19,14 @@ __all__ = [
     "decay_mask",
     "format_table",
     "load_dataset",
+    "TabularTask",
     "make_default_train_step",
+    "make_task",
     "make_mesh",
     "make_optimizer",
     "maybe_initialize_distributed",
+    "replicate",
+    "run_repeats",
     "run_variants",
     "shard_batch",
     "train_and_evaluate",

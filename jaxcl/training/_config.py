@@ -9,6 +9,8 @@ import ml_collections
 from jaxcl.training._optim import OPTIMIZERS
 
 DATASETS = ("fashion_mnist", "digits", "tfds")
+GRAPH_DATASETS = ("mutag", "ptc_mr", "imdb_binary", "imdb_multi", "proteins", "nci1")
+NODE_DATASETS = ("cora", "citeseer")
 
 
 class ConfigError(ValueError):
@@ -26,12 +28,16 @@ def base_config() -> ml_collections.ConfigDict:
     c.method = ml_collections.ConfigDict({"name": "dacl"})
 
     c.data = ml_collections.ConfigDict()
-    c.data.name = "digits"  # fashion_mnist | digits | tfds
-    c.data.data_dir = ""  # idx folder (fashion_mnist) or prepared tfds folder; "" = default
+    c.data.name = "digits"  # see DATASETS, GRAPH_DATASETS, NODE_DATASETS
+    # idx folder (fashion_mnist), prepared tfds folder, or the folder holding tu_gin/,
+    # tu_raw/ and planetoid/ for graphs ("" = default / $JAXCL_DATA_DIR).
+    c.data.data_dir = ""
+    c.data.graph_format = "gin"  # gin | tu: which file format graph classification reads
     c.data.tfds_name = "fashion_mnist"
     c.data.permutation_seed = 0  # the fixed pixel permutation of the "tabular" proxy
 
     c.model = ml_collections.ConfigDict()
+    c.model.encoder = "mlp"  # mlp (tabular) | gin (graphs) | gcn (nodes)
     c.model.encoder_depth = 12
     c.model.encoder_width = 1024
     c.model.head_depth = 3
@@ -60,9 +66,21 @@ def base_config() -> ml_collections.ConfigDict:
     c.eval.linear_optimizer = "lars"
     c.eval.knn_k = 20
     c.eval.knn_max_train = 10000  # kNN monitor on at most this many training examples
+    # Graph classification (DACL §5.3): evaluated after each of the last `last_epochs`.
+    c.eval.graph_protocol = "linear"  # linear (DACL) | svm (InfoGraph, m-Mix)
+    c.eval.last_epochs = 5
+    c.eval.folds = 10
+    c.eval.graph_linear_steps = 100
+    c.eval.graph_linear_lr = 1e-2
+    # Node classification (GRACE): logistic regression on a split of the nodes.
+    c.eval.node_split = "random"  # random (GRACE's 10/10/80) | public (Planetoid)
+    c.eval.node_every_epochs = 0  # 0 = only at the end
 
     c.mesh = ml_collections.ConfigDict()
     c.mesh.data = -1  # devices on the "data" axis; -1 = all
+
+    # Independent runs (seeds seed, seed+1, ...) summarised as mean and std.
+    c.repeats = 1
     return c
 
 
@@ -116,8 +134,36 @@ def validate(config: ml_collections.ConfigDict, method_defaults: dict) -> None:
     for path, _ in _unknown_keys(reference, config):
         raise ConfigError(f"config.{path} is missing (start configs from base_config())")
 
-    if config.data.name not in DATASETS:
-        _fail("data.name", config.data.name, f"one of {list(DATASETS)}")
+    names = DATASETS + GRAPH_DATASETS + NODE_DATASETS
+    if config.data.name not in names:
+        _fail("data.name", config.data.name, f"one of {list(names)}")
+    if config.data.graph_format not in ("gin", "tu"):
+        _fail("data.graph_format", config.data.graph_format, "'gin' or 'tu'")
+    if config.data.graph_format == "tu" and config.data.name not in ("mutag", "proteins"):
+        _fail(
+            "data.graph_format",
+            "tu",
+            f"'gin' for {config.data.name} (TU's own format is available for mutag, proteins)",
+        )
+    if config.eval.graph_protocol not in ("linear", "svm"):
+        _fail("eval.graph_protocol", config.eval.graph_protocol, "'linear' or 'svm'")
+    if config.eval.node_split not in ("random", "public"):
+        _fail("eval.node_split", config.eval.node_split, "'random' or 'public'")
+    for key in ("last_epochs", "graph_linear_steps"):
+        _number(f"eval.{key}", config.eval[key], minimum=1, integer=True)
+    _number("eval.folds", config.eval.folds, minimum=2, integer=True)
+    _number("eval.graph_linear_lr", config.eval.graph_linear_lr, minimum=0, exclusive=True)
+    _number("eval.node_every_epochs", config.eval.node_every_epochs, minimum=0, integer=True)
+    _number("repeats", config.repeats, minimum=1, integer=True)
+    if config.model.encoder not in ("mlp", "gin", "gcn"):
+        _fail("model.encoder", config.model.encoder, "one of ['mlp', 'gin', 'gcn']")
+    graph_data = config.data.name in GRAPH_DATASETS
+    node_data = config.data.name in NODE_DATASETS
+    wanted = "gin" if graph_data else "gcn" if node_data else "mlp"
+    if config.model.encoder != wanted:
+        _fail(
+            "model.encoder", config.model.encoder, f"{wanted!r} for data.name={config.data.name!r}"
+        )
     for key in ("encoder_depth", "encoder_width", "head_depth", "head_width", "embed_dim"):
         _number(f"model.{key}", config.model[key], minimum=1, integer=True)
     if config.optim.name not in OPTIMIZERS:

@@ -16,39 +16,15 @@ import optax
 from absl import logging
 from flax import nnx
 
-from jaxcl import data as data_lib
-from jaxcl import evaluation, methods
-from jaxcl.training import _checkpoint, _config, _logging, _mesh, _optim
+from jaxcl import methods
+from jaxcl.training import _checkpoint, _config, _logging, _mesh, _optim, _tasks
 from jaxcl.training._state import TrainState
-
-# Rows per forward pass when computing features for evaluation.
-_EVAL_BATCH = 4096
 
 # Steps dispatched ahead of the one being waited for. Two keep an accelerator busy while the
 # host prepares the next batch; an unbounded queue of multi-device programs can starve one
 # device's thread of XLA's CPU runtime and deadlock its collectives (seen with 8 virtual
 # CPU devices on 2 cores).
 _MAX_STEPS_IN_FLIGHT = 2
-
-
-def load_dataset(cfg: ml_collections.ConfigDict) -> data_lib.ArrayDataset:
-    """The tabular data set named by ``config.data``."""
-    if cfg.name == "digits":
-        return data_lib.load_digits_tabular()
-    if cfg.name == "fashion_mnist":
-        return data_lib.load_fashion_mnist(
-            cfg.data_dir or None, permutation_seed=cfg.permutation_seed
-        )
-    if cfg.name == "tfds":
-        if not cfg.data_dir:
-            raise _config.ConfigError(
-                "config.data.data_dir = '': data.name='tfds' needs the folder of a prepared "
-                "array_record data set"
-            )
-        return data_lib.load_tfds_array_record(
-            cfg.data_dir, cfg.tfds_name, permutation_seed=cfg.permutation_seed
-        )
-    raise _config.ConfigError(f"config.data.name = {cfg.name!r}: unknown data set")
 
 
 def _all_finite(tree) -> jax.Array:
@@ -101,22 +77,6 @@ def make_default_train_step(method, graphdef, tx, schedule):
     return train_step
 
 
-def _features(fn, params, model_state, x: np.ndarray, mesh) -> np.ndarray:
-    """``fn`` over ``x`` in fixed-size, device-sharded batches (the last one padded)."""
-    n = len(x)
-    batch = min(_EVAL_BATCH, n)
-    batch += -batch % mesh.size
-    outs = []
-    for start in range(0, n, batch):
-        chunk = x[start : start + batch]
-        real = len(chunk)
-        if real < batch:
-            chunk = np.concatenate([chunk, np.zeros((batch - real,) + x.shape[1:], x.dtype)])
-        out = fn(params, model_state, _mesh.shard_batch(chunk, mesh))
-        outs.append(np.asarray(jax.device_get(out))[:real])
-    return np.concatenate(outs)
-
-
 def _first_nonfinite(history, step):
     """The metric that was not finite at ``step`` (from the host-side metric history)."""
     for s, values in history:
@@ -130,18 +90,36 @@ def _first_nonfinite(history, step):
     return "loss or gradient", float("nan")
 
 
+def make_task(config, method, mesh):
+    """The task for ``config.data.name``: tabular, graph classification or node classification."""
+    from jaxcl.training import _graph_tasks
+
+    if config.data.name in _config.DATASETS:
+        return _tasks.TabularTask(config, method, mesh)
+    return _graph_tasks.make(config, method, mesh)
+
+
+def _load_history(path: str, upto_epoch: int) -> list[dict]:
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [h for h in json.load(f) if h["epoch"] <= upto_epoch]
+
+
 def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> dict:
     """Pretrains ``config.method`` on ``config.data`` and evaluates the frozen encoder.
 
-    The global batch is sharded over a ``data`` mesh axis of all devices; the loss is
-    computed over the global batch (jit partitions it). Checkpoints go to
-    ``workdir/checkpoints`` every ``config.train.checkpoint_every_steps`` and the run resumes
-    from the newest one automatically. On a multi-host pod run the same command on every host
+    Batches go to a ``data`` mesh axis of all devices (split by rows for tabular data,
+    replicated for graph batches); losses are computed over the global batch and jit
+    partitions them. Checkpoints go to ``workdir/checkpoints`` every
+    ``config.train.checkpoint_every_steps`` and the run resumes from the newest one
+    automatically. On a multi-host pod run the same command on every host
     (``jax.distributed.initialize()`` is called here when one is detected).
 
     Returns:
-      The results (also written to ``workdir/results.json``): test top-1 of the linear
-      probe (or of the supervised classifier), kNN top-1, final loss, timings.
+      The results (also written to ``workdir/results.json``): the task's evaluation (test
+      top-1 of the linear probe or classifier for tabular data; the graph protocols' mean
+      accuracies), final loss, timings.
     """
     _mesh.maybe_initialize_distributed()
     method_cls = methods.get(config.method.name)
@@ -149,38 +127,22 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> dict:
     method = method_cls(config)
     os.makedirs(workdir, exist_ok=True)
 
-    ds = load_dataset(config.data)
     mesh = _mesh.make_mesh(config.mesh.data)
-    batch_size = config.train.batch_size
-    if batch_size % mesh.size:
-        raise _config.ConfigError(
-            f"config.train.batch_size = {batch_size}: must be a multiple of the {mesh.size} "
-            "devices on the data axis"
-        )
-    n_train = len(ds.train_x)
-    if method.pretrains and batch_size > n_train:
-        raise _config.ConfigError(
-            f"config.train.batch_size = {batch_size}: larger than the {n_train} training "
-            f"examples of {ds.name}"
-        )
-    steps_per_epoch = n_train // batch_size if method.pretrains else 0
+    task = make_task(config, method, mesh)
+    steps_per_epoch = task.steps_per_epoch
     total_steps = steps_per_epoch * config.train.epochs
     logging.info(
-        "%s on %s: %d train / %d test examples, %d features, %d classes; %d steps on %d "
-        "devices (%s)",
+        "%s on %s: %s; %d steps on %d devices (%s)",
         method.name,
-        ds.name,
-        n_train,
-        len(ds.test_x),
-        ds.num_features,
-        ds.num_classes,
+        task.name,
+        task.describe(),
         total_steps,
         mesh.size,
         jax.devices()[0].platform,
     )
 
     def build():
-        return method.build(ds.num_features, ds.num_classes, rngs=nnx.Rngs(config.seed))
+        return method.build(task.num_features, task.num_classes, rngs=nnx.Rngs(config.seed))
 
     abstract_model = nnx.eval_shape(build)
     graphdef = nnx.graphdef(abstract_model)
@@ -227,37 +189,37 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> dict:
 
     writer = _logging.make_writer(workdir)
     key = jax.random.key(config.seed)
+    if task.batch_partition == "rows":
+        batch_sharding, put_batch = _mesh.batch_sharding(mesh), _mesh.shard_batch
+    else:
+        batch_sharding, put_batch = replicated, _mesh.replicate
     step_fn = method.make_train_step() or make_default_train_step(method, graphdef, tx, schedule)
     train_step = jax.jit(
         step_fn,
-        in_shardings=(replicated, _mesh.batch_sharding(mesh), replicated),
+        in_shardings=(replicated, batch_sharding, replicated),
         out_shardings=(replicated, replicated),
         donate_argnums=0,
     )
 
     # Outputs replicated: every process reads the whole result (on a pod, too).
     @functools.partial(jax.jit, out_shardings=replicated)
-    def eval_features(params, model_state, x):
-        return method.features(nnx.merge(eval_graphdef, params, model_state), x)
+    def eval_features(params, model_state, batch):
+        return method.features(nnx.merge(eval_graphdef, params, model_state), batch)
 
     @functools.partial(jax.jit, out_shardings=replicated)
-    def eval_logits(params, model_state, x):
-        return nnx.merge(eval_graphdef, params, model_state)(x)
+    def eval_logits(params, model_state, batch):
+        return nnx.merge(eval_graphdef, params, model_state)(batch)
 
-    def knn(params, model_state):
-        rows = np.random.default_rng(config.seed).permutation(n_train)[: config.eval.knn_max_train]
-        train_f = _features(eval_features, params, model_state, ds.train_x[rows], mesh)
-        test_f = _features(eval_features, params, model_state, ds.test_x, mesh)
-        return evaluation.knn_accuracy(
-            train_f,
-            ds.train_y[rows],
-            test_f,
-            ds.test_y,
-            k=min(config.eval.knn_k, len(rows)),
-            num_classes=ds.num_classes,
-        )
+    def features_fn(batch):
+        return eval_features(state.params, state.model_state, batch)
 
-    progress = _logging.Progress(method.name, total_steps, batch_size, start_step)
+    def logits_fn(batch):
+        return eval_logits(state.params, state.model_state, batch)
+
+    history_path = os.path.join(workdir, "eval_history.json")
+    eval_history = _load_history(history_path, start_step // max(1, steps_per_epoch))
+
+    progress = _logging.Progress(method.name, total_steps, config.train.batch_size, start_step)
     pending: list[tuple[int, dict]] = []
     history: list[tuple[int, dict]] = []
     last_loss = float("nan")
@@ -294,12 +256,8 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> dict:
     for step in range(start_step, total_steps):
         epoch, index = divmod(step, steps_per_epoch)
         if index == 0 or step == start_step:
-            batches = data_lib.iterate_batches(
-                ds.train_x, ds.train_y, batch_size=batch_size, seed=config.seed, epoch=epoch
-            )
-            batches = itertools.islice(batches, index, None)
-        x, y = next(batches)
-        batch = _mesh.shard_batch(methods.Batch(x=x, y=y), mesh)
+            batches = itertools.islice(task.batches(epoch), index, None)
+        batch = put_batch(next(batches), mesh)
         state, metrics = train_step(state, batch, key)
         pending.append((step, metrics))
         if len(pending) > _MAX_STEPS_IN_FLIGHT:
@@ -311,47 +269,33 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> dict:
         if done % config.train.checkpoint_every_steps == 0 or done == total_steps:
             check_finite(done)
             checkpointer.maybe_save(done, state, force=done == total_steps)
-        every = config.train.knn_every_epochs
-        if every and done % steps_per_epoch == 0 and (done // steps_per_epoch) % every == 0:
-            acc = knn(state.params, state.model_state)
-            writer.write_scalars(done, {"knn_top1": acc})
-            logging.info("step %d: kNN top-1 %.4f", done, acc)
+        if done % steps_per_epoch == 0 and task.evaluate_at(done // steps_per_epoch):
+            check_finite(done)
+            scores = task.evaluate(features_fn, done // steps_per_epoch)
+            writer.write_scalars(done, scores)
+            logging.info("epoch %d: %s", done // steps_per_epoch, scores)
+            eval_history.append({"epoch": done // steps_per_epoch, **scores})
+            if jax.process_index() == 0:
+                with open(history_path, "w") as f:
+                    json.dump(eval_history, f, indent=2)
     checkpointer.wait()
     train_seconds = time.perf_counter() - t_start
 
     t_eval = time.perf_counter()
     results = {
         "method": method.name,
-        "data": ds.name,
+        "data": task.name,
         "steps": total_steps,
         "final_loss": last_loss,
         "pretrain_seconds": train_seconds,
         "devices": mesh.size,
         "platform": jax.devices()[0].platform,
     }
-    if method.supervised:
-        logits = _features(eval_logits, state.params, state.model_state, ds.test_x, mesh)
-        results["test_top1"] = float(np.mean(np.argmax(logits, axis=-1) == ds.test_y))
-    else:
-        train_f = _features(eval_features, state.params, state.model_state, ds.train_x, mesh)
-        test_f = _features(eval_features, state.params, state.model_state, ds.test_x, mesh)
-        probe = evaluation.linear_probe(
-            train_f,
-            ds.train_y,
-            test_f,
-            ds.test_y,
-            num_classes=ds.num_classes,
-            epochs=config.eval.linear_epochs,
-            batch_size=min(config.eval.linear_batch_size, n_train),
-            learning_rate=config.eval.linear_lr,
-            optimizer=config.eval.linear_optimizer,
-            seed=config.seed,
-        )
-        results["test_top1"] = float(probe["test_top1"])
-        results["linear_train_top1"] = float(probe["train_top1"])
-        results["knn_top1"] = float(knn(state.params, state.model_state))
+    results.update(task.final(features_fn, logits_fn, eval_history))
     results["eval_seconds"] = time.perf_counter() - t_eval
-    writer.write_scalars(total_steps, {k: v for k, v in results.items() if "top1" in k})
+    writer.write_scalars(
+        total_steps, {k: v for k, v in results.items() if isinstance(v, float) and "top1" in k}
+    )
     writer.flush()
     checkpointer.close()
     if jax.process_index() == 0:

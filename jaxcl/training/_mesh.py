@@ -95,3 +95,16 @@ def shard_batch(tree, mesh):
         return jax.make_array_from_process_local_data(sharding, x[rows], x.shape)
 
     return jax.tree.map(put, tree)
+
+
+def replicate(tree, mesh):
+    """Host arrays -> jax.Arrays with a full copy on every device (every process passes all)."""
+    sharding = replicated(mesh)
+
+    def put(x):
+        if isinstance(x, jax.Array) and x.sharding == sharding:
+            return x  # already placed (e.g. a node-classification graph, every step)
+        x = np.asarray(x)
+        return jax.make_array_from_process_local_data(sharding, x, x.shape)
+
+    return jax.tree.map(put, tree)

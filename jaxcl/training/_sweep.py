@@ -7,6 +7,7 @@ import os
 
 import jax
 import ml_collections
+import numpy as np
 
 from jaxcl.training._loop import train_and_evaluate
 
@@ -31,26 +32,63 @@ def variant_configs(config: ml_collections.ConfigDict) -> dict[str, ml_collectio
     return out
 
 
+def _pct(r, key):
+    if key not in r:
+        return "-"
+    text = f"{100 * r[key]:.1f}"
+    if f"{key}_std" in r:
+        text += f" ± {100 * r[key + '_std']:.1f}"
+    return text
+
+
 def format_table(rows: dict[str, dict]) -> str:
-    """A Markdown table of each variant's accuracies, loss and time."""
+    """A Markdown table of each variant's accuracies (mean ± std over repeats), loss, time."""
     lines = [
-        "| run | method | test top-1 | kNN top-1 | final loss | pretrain s |",
-        "|---|---|---|---|---|---|",
+        "| run | method | test top-1 | kNN top-1 | final loss | pretrain s | runs |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name, r in rows.items():
-        knn = f"{100 * r['knn_top1']:.1f}" if "knn_top1" in r else "-"
         lines.append(
-            f"| {name} | {r['method']} | {100 * r['test_top1']:.1f} | {knn} | "
-            f"{r['final_loss']:.4f} | {r['pretrain_seconds']:.1f} |"
+            f"| {name} | {r['method']} | {_pct(r, 'test_top1')} | {_pct(r, 'knn_top1')} | "
+            f"{r['final_loss']:.4f} | {r['pretrain_seconds']:.1f} | {r.get('repeats', 1)} |"
         )
     return "\n".join(lines)
+
+
+def run_repeats(config: ml_collections.ConfigDict, workdir: str) -> dict:
+    """``config.repeats`` runs with seeds ``seed, seed + 1, ...``: mean and std of each number.
+
+    One run (``repeats == 1``) trains in ``workdir`` itself; several train in
+    ``workdir/seed_<k>`` and the summary (``mean`` under each key, ``<key>_std`` beside it,
+    the individual runs under ``runs``) is written to ``workdir/results.json``.
+    """
+    if config.repeats == 1:
+        return train_and_evaluate(config, workdir)
+    runs = []
+    for k in range(config.repeats):
+        cfg = config.copy_and_resolve_references()
+        with cfg.unlocked():
+            cfg.seed = config.seed + k
+            cfg.repeats = 1
+        runs.append(train_and_evaluate(cfg, os.path.join(workdir, f"seed_{cfg.seed}")))
+    summary = {"method": runs[0]["method"], "data": runs[0]["data"], "repeats": len(runs)}
+    for key, value in runs[0].items():
+        if isinstance(value, float | int) and not isinstance(value, bool):
+            values = np.array([r[key] for r in runs], np.float64)
+            summary[key] = float(values.mean())
+            summary[f"{key}_std"] = float(values.std())
+    summary["runs"] = runs
+    if jax.process_index() == 0:
+        with open(os.path.join(workdir, "results.json"), "w") as f:
+            json.dump(summary, f, indent=2)
+    return summary
 
 
 def run_variants(config: ml_collections.ConfigDict, workdir: str) -> dict[str, dict]:
     """Trains and evaluates every variant in ``workdir/<name>``; writes ``summary.{json,md}``."""
     results = {}
     for name, cfg in variant_configs(config).items():
-        results[name] = train_and_evaluate(cfg, os.path.join(workdir, name))
+        results[name] = run_repeats(cfg, os.path.join(workdir, name))
     table = format_table(results)
     if jax.process_index() == 0:
         with open(os.path.join(workdir, "summary.json"), "w") as f:
