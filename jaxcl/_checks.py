@@ -132,3 +132,17 @@ def prng_key(fn: str, name: str, key) -> None:
     if dtype == jnp.uint32 and key.shape[-1:] == (2,):
         return
     fail(fn, f"`{name}` must be a PRNG key (jax.random.key), got dtype {dtype}")
+
+
+def bool_mask(fn: str, name: str, mask, size: int):
+    """An optional boolean ``[size]`` mask (rows that take part); None passes through."""
+    if mask is None:
+        return None
+    mask = jnp.asarray(mask)
+    if mask.dtype != jnp.bool_ or mask.shape != (size,):
+        fail(
+            fn,
+            f"`{name}` must be a boolean array of shape ({size},), got {mask.dtype} with "
+            f"shape {tuple(mask.shape)}",
+        )
+    return mask

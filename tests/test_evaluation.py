@@ -235,8 +235,6 @@ def test_kfold_separable_data_near_perfect_and_deterministic():
 
 def test_kfold_learning_rate_sweep_reuses_one_compiled_program():
     # DACL sweeps the learning rate over {1e-2, 1e-3, 1e-4}: it is a traced argument.
-    if not hasattr(_kfold._fold_hits, "_cache_size"):
-        pytest.skip("jax.jit(...)._cache_size is not available in this jax version")
     x, y = _separable(130, dim=5)
     before = _kfold._fold_hits._cache_size()
     means = [

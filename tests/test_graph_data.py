@@ -19,6 +19,7 @@ from jaxcl.data import (
     GraphDataset,
     GraphFormatError,
     NodeDataset,
+    drop_tagged_nodes,
     load_gin,
     load_planetoid,
     load_tu,
@@ -141,6 +142,39 @@ def test_degree_cap_bucket(data_dir):
             b.node_features.argmax(1), np.minimum(a.node_features.argmax(1), 10)
         )
         np.testing.assert_array_equal(b.node_features.sum(1), 1.0)
+
+
+def test_constant_node_features_are_one_ones_column(data_dir):
+    degree = _gin(data_dir, "IMDBBINARY")
+    constant = _gin(data_dir, "IMDBBINARY", node_features="constant")
+    tu = _tu(data_dir, "MUTAG", node_features="constant")
+    assert constant.num_features == tu.num_features == 1
+    for a, b in zip(degree.graphs, constant.graphs, strict=True):
+        np.testing.assert_array_equal(b.node_features, np.ones((a.num_nodes, 1), np.float32))
+        np.testing.assert_array_equal(b.senders, a.senders)  # the same graphs otherwise
+    assert all(g.node_features.shape[1] == 1 and g.node_features.all() for g in tu.graphs)
+
+
+def test_gin_ptc_without_its_hydrogens_has_tu_ptc_mr_counts(data_dir):
+    ptc = _gin(data_dir, "PTC")
+    hydrogens = np.concatenate([g.node_features[:, 16] for g in ptc.graphs]).sum()
+    mr = drop_tagged_nodes(ptc, 16)
+    # TU's PTC_MR: 344 graphs, 4,915 nodes, 5,054 undirected edges, 18 node labels.
+    assert (len(mr), mr.num_nodes, mr.num_edges, mr.num_features) == (344, 4915, 10108, 18)
+    assert hydrogens == ptc.num_nodes - mr.num_nodes == 3877
+    np.testing.assert_array_equal(mr.labels, ptc.labels)
+    for a, b in zip(ptc.graphs, mr.graphs, strict=True):
+        kept = a.node_features[:, 16] == 0
+        np.testing.assert_array_equal(b.node_features, np.delete(a.node_features[kept], 16, 1))
+        # Every hydrogen had one edge: each graph lost exactly two directed edges per one.
+        assert a.num_edges - b.num_edges == 2 * (~kept).sum()
+        assert b.senders.max(initial=-1) < b.num_nodes
+    with pytest.raises(ValueError, match=r"`column` must lie in \[0, 19\), got 19"):
+        drop_tagged_nodes(ptc, 19)
+    with pytest.raises(ValueError, match="every node of graph 0 has tag 0"):
+        drop_tagged_nodes(_gin(data_dir, "IMDBBINARY", node_features="constant"), 0)
+    with pytest.raises(ValueError, match="graph 0 has node features that are not one-hot"):
+        drop_tagged_nodes(_tu(data_dir, "PROTEINS", node_features="attributes"), 0)
 
 
 def _reference_gin(path: Path):

@@ -392,6 +392,78 @@ def test_cutmix_box_comes_from_partner_and_lambda_is_kept_fraction(shape, axes):
     assert saw_clipped_box, "no draw exercised the clipping of the box at the border"
 
 
+# DACL mixers on padded batches: `where` marks the real rows.
+
+DACL_MIXERS = ["linear_mixup", "geometric_mixup", "binary_mixup", "dacl_plus_mixup"]
+REAL = np.array([True, False, True, True, False, True, False, True])  # 5 real rows of 8
+
+
+@pytest.mark.parametrize("name", DACL_MIXERS)
+def test_where_all_true_draws_exactly_what_no_where_draws(name):
+    fn, kwargs = MIXERS[name]
+    x = _data(FEATURES, seed=40)
+    np.testing.assert_array_equal(
+        fn(jax.random.key(41), x, **kwargs, where=np.ones(FEATURES[0], bool)),
+        fn(jax.random.key(41), x, **kwargs),
+    )
+
+
+@pytest.mark.parametrize("name", DACL_MIXERS)
+def test_where_keeps_padding_rows_and_draws_partners_among_real_rows(name):
+    fn, kwargs = MIXERS[name]
+    # Padding rows hold huge values: any that leaked into a real row would show.
+    x = np.where(REAL[:, None], _data(FEATURES, seed=42, kind="positive"), 1e6)
+    x = x.astype(np.float32)
+    views = np.asarray(
+        jax.jit(jax.vmap(lambda k, w: fn(k, x, **kwargs, where=w), (0, None)))(
+            jax.random.split(jax.random.key(43), 50), REAL
+        )
+    )
+    np.testing.assert_array_equal(views[:, ~REAL], np.broadcast_to(x[~REAL], views[:, ~REAL].shape))
+    assert np.all(np.abs(views[:, REAL]) < 1e3)
+
+
+def test_where_partner_is_uniform_over_the_other_real_rows():
+    n, draws = REAL.size, 600
+    x = np.eye(n, dtype=np.float32)
+    keys = jax.random.split(jax.random.key(44), draws)
+    views = np.asarray(
+        jax.jit(jax.vmap(lambda k: mixers.linear_mixup(k, x, alpha=0.0, where=REAL)))(keys)
+    )
+    off_diagonal = views * (1.0 - np.eye(n))
+    real = np.flatnonzero(REAL)
+    assert np.all(off_diagonal[:, real].max(axis=-1) > 0), "a real row was mixed with itself"
+    partners = off_diagonal[:, real].argmax(axis=-1)  # [draws, real rows]
+    counts = np.zeros((real.size, n))
+    np.add.at(counts, (np.broadcast_to(np.arange(real.size), partners.shape), partners), 1)
+    assert not counts[:, ~REAL].any(), "a padding row was drawn as a partner"
+    expected = draws / (real.size - 1)
+    for i, k in enumerate(real):
+        others = [j for j in real if j != k]
+        assert counts[i, k] == 0
+        assert np.all(np.abs(counts[i, others] - expected) < 0.3 * expected), counts
+
+
+def test_where_with_a_traced_mask_and_a_lone_real_row():
+    x = _data(FEATURES, seed=45)
+
+    @jax.jit
+    def mix(key, where):
+        return mixers.linear_mixup(key, x, alpha=0.5, where=where)
+
+    lone = np.zeros(FEATURES[0], bool)
+    lone[3] = True  # no other real row: nothing to mix with, returned unchanged
+    np.testing.assert_array_equal(mix(jax.random.key(46), lone), x)
+    two = lone.copy()
+    two[6] = True  # rows 3 and 6 mix with each other only; the same compiled function
+    out = np.asarray(mix(jax.random.key(46), two))
+    np.testing.assert_array_equal(out[~two], x[~two])
+    for k, j in ((3, 6), (6, 3)):
+        lam = (out[k] - x[j]) / (x[k] - x[j])
+        np.testing.assert_allclose(lam, lam[0], rtol=1e-4)
+        assert 0.5 - 1e-6 <= lam[0] <= 1.0 + 1e-6
+
+
 # Shared behaviour of every mixer.
 
 IMAGE = _data(IMAGES, seed=30, kind="signed_with_zeros")
@@ -495,6 +567,8 @@ BAD_INPUTS = [
     (mixers.linear_mixup, (None, X), {"alpha": 0.5}, r"`key`"),
     (mixers.cutmix, (7, IMG), {"alpha": 1.0}, r"`key`.*PRNG key"),
     (mixers.dacl_plus_mixup, (KEY, X), {"alpha": 0.5, "rho": 0.5, "kind_key": 3}, r"`kind_key`"),
+    (mixers.linear_mixup, (KEY, X), {"alpha": 0.5, "where": np.ones(4)}, r"`where`.*bool.*float"),
+    (mixers.binary_mixup, (KEY, X), {"rho": 0.5, "where": np.ones(3, bool)}, r"`where`.*\(4,\)"),
 ]
 
 

@@ -79,9 +79,15 @@ def test_rerun_resumes_from_the_last_checkpoint_and_does_no_more_steps(tmp_path,
     first = training.train_and_evaluate(_tiny(), str(tmp_path))
     ckpts = sorted(int(p.name) for p in (tmp_path / "checkpoints").iterdir() if p.name.isdigit())
     assert ckpts[-1] == first["steps"] and len(ckpts) <= 3  # keep_checkpoints
+    saved = json.loads((tmp_path / "config.json").read_text())
+    assert saved["method"]["name"] == "dacl" and saved["seed"] == _tiny().seed
     again = training.train_and_evaluate(_tiny(), str(tmp_path))
     assert again["test_top1"] == first["test_top1"]
     assert again["pretrain_seconds"] < first["pretrain_seconds"]
+    assert not (tmp_path / "config.1.json").exists()  # same config: nothing to keep aside
+    training.train_and_evaluate(_tiny(**{"train.log_every_steps": 7}), str(tmp_path))
+    assert json.loads((tmp_path / "config.1.json").read_text()) == saved
+    assert json.loads((tmp_path / "config.json").read_text())["train"]["log_every_steps"] == 7
 
 
 def test_no_pretraining_and_supervised_rows(tmp_path):

@@ -14,6 +14,7 @@ from jaxcl.data._arrays import ArrayDataset, FeatureTransform
 from jaxcl.data._batches import iterate_batches, num_batches
 from jaxcl.data._fashion_mnist import load_fashion_mnist
 from jaxcl.data._gin import load_gin
+from jaxcl.data._graph_edit import drop_tagged_nodes
 from jaxcl.data._graph_io import GraphFormatError
 from jaxcl.data._graph_types import Graph, GraphDataset, NodeDataset
 from jaxcl.data._idx import read_idx
@@ -30,6 +31,7 @@ __all__ = [
     "GraphDataset",
     "GraphFormatError",
     "NodeDataset",
+    "drop_tagged_nodes",
     "iterate_batches",
     "load_digits_tabular",
     "load_fashion_mnist",

@@ -183,8 +183,10 @@ def load_gin(
       node_features: ``'auto'`` (one-hot node tags if the tags take more than one value
         over the data set, else one-hot degree: IMDB-BINARY/MULTI have all tags 0),
         ``'tags'``, ``'degree'``, or ``'attributes'`` (the float values that follow the
-        neighbours on each node line, where the file has them). The one-hot width for tags
-        is the number of distinct tags in the whole file, in sorted tag order.
+        neighbours on each node line, where the file has them), or ``'constant'`` (a
+        single feature 1 on every node: what PyG code feeds graphs without node labels).
+        The one-hot width for tags is the number of distinct tags in the whole file, in
+        sorted tag order.
       max_degree: with degree features, degrees ``>= max_degree`` share the last bucket and
         the width is ``max_degree + 1``; None gives width ``max degree + 1``.
 

@@ -18,7 +18,7 @@ import numpy as np
 from jaxcl import _checks
 from jaxcl.data._graph_types import GraphDataset, trusted_graph
 
-NODE_FEATURE_KINDS = ("auto", "tags", "degree", "attributes")
+NODE_FEATURE_KINDS = ("auto", "tags", "degree", "attributes", "constant")
 
 
 def check_feature_args(fn: str, node_features: str, max_degree: int | None) -> None:
@@ -98,7 +98,8 @@ def build_graph_dataset(
       tags: int ``[N]`` raw node tags, or None where the file has none.
       attributes: float ``[N, A]`` continuous node attributes, or None.
       node_features: ``'auto'`` (tags if they take more than one value over the data set,
-        else degree), ``'tags'``, ``'degree'`` or ``'attributes'``.
+        else degree), ``'tags'``, ``'degree'``, ``'attributes'`` or ``'constant'`` (one
+        feature equal to 1 on every node).
       max_degree: cap for the degree one-hot (bucket ``max_degree`` holds all higher
         degrees), or None for width ``max degree + 1``.
       fn: the calling loader's name, for error messages.
@@ -123,6 +124,8 @@ def build_graph_dataset(
         features = one_hot(tag_index.reshape(-1), tag_values.size)
     elif node_features == "degree":
         features = degree_features(np.bincount(s, minlength=num_nodes), max_degree)
+    elif node_features == "constant":
+        features = np.ones((num_nodes, 1), dtype=np.float32)
     else:
         if attributes is None:
             raise ValueError(

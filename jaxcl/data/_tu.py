@@ -92,8 +92,9 @@ def load_tu(
       name: the data set's name, the prefix of its files, e.g. ``"MUTAG"``.
       node_features: ``'auto'`` (one-hot node labels if the data set has node labels that
         take more than one value, else one-hot degree), ``'tags'`` (one-hot node labels,
-        width = number of distinct node labels in the data set), ``'degree'`` or
-        ``'attributes'`` (``<name>_node_attributes.txt`` as given).
+        width = number of distinct node labels in the data set), ``'degree'``,
+        ``'attributes'`` (``<name>_node_attributes.txt`` as given) or ``'constant'`` (a
+        single feature 1 on every node).
       max_degree: with degree features, degrees ``>= max_degree`` share the last bucket and
         the width is ``max_degree + 1``; None gives width ``max degree + 1``.
 

@@ -15,6 +15,7 @@ number of devices: divide them by ``jax.lax.psum(1, axis_name)``.
 from jaxcl.losses._common import l2_normalize
 from jaxcl.losses._esco import esco_loss
 from jaxcl.losses._infonce import infonce, nt_xent
+from jaxcl.losses._local_global import local_global_jsd
 from jaxcl.losses._npair import imix_npair_loss
 
 __all__ = [
@@ -22,5 +23,6 @@ __all__ = [
     "imix_npair_loss",
     "infonce",
     "l2_normalize",
+    "local_global_jsd",
     "nt_xent",
 ]

@@ -29,16 +29,7 @@ def check_pair(fn: str, z_a, z_b):
 
 def check_where(fn: str, where, batch: int):
     """An optional ``[batch]`` boolean mask of the rows that take part."""
-    if where is None:
-        return None
-    where = jnp.asarray(where)
-    if where.dtype != jnp.bool_ or where.shape != (batch,):
-        _checks.fail(
-            fn,
-            f"`where` must be a boolean array of shape ({batch},), got {where.dtype} "
-            f"with shape {tuple(where.shape)}",
-        )
-    return where
+    return _checks.bool_mask(fn, "where", where, batch)
 
 
 def gather_rows(x: jax.Array, axis_name) -> jax.Array:

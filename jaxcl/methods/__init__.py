@@ -4,11 +4,26 @@
 """
 
 from jaxcl.methods._base import Batch, Method, build_encoder
+from jaxcl.methods._graph import DACLGraph, InfoGraph
 from jaxcl.methods._imix import IMix, NPair
+from jaxcl.methods._node import GRACE, MVGRL
 from jaxcl.methods._tabular import DACL, DACLPlus, GaussianNoise, NoPretraining, Supervised
 
 REGISTRY: dict[str, type[Method]] = {
-    cls.name: cls for cls in (DACL, DACLPlus, GaussianNoise, NoPretraining, Supervised, NPair, IMix)
+    cls.name: cls
+    for cls in (
+        DACL,
+        DACLPlus,
+        GaussianNoise,
+        NoPretraining,
+        Supervised,
+        NPair,
+        IMix,
+        GRACE,
+        MVGRL,
+        DACLGraph,
+        InfoGraph,
+    )
 }
 
 
@@ -21,11 +36,15 @@ def get(name: str) -> type[Method]:
 
 __all__ = [
     "DACL",
+    "DACLGraph",
+    "GRACE",
+    "MVGRL",
     "REGISTRY",
     "Batch",
     "DACLPlus",
     "GaussianNoise",
     "IMix",
+    "InfoGraph",
     "Method",
     "NPair",
     "NoPretraining",

@@ -29,13 +29,19 @@ def build_encoder(m: ml_collections.ConfigDict, num_features: int, rngs: nnx.Rng
 
     * ``mlp``: ``encoder_depth`` x (Linear, BN, ReLU) of ``encoder_width`` (tabular data);
     * ``gin``: GIN of ``encoder_depth`` layers of ``encoder_width``, graph embedding = the
-      concatenated sum-pooled layer states (``encoder_depth * encoder_width``);
+      concatenated sum-pooled layer states (``encoder_depth * encoder_width``), kernels
+      initialised by ``gin_kernel_init``;
     * ``gcn``: GRACE's GCN, ``encoder_depth`` layers, the last ``encoder_width`` wide and the
       others twice that (node embeddings).
     """
     if m.encoder == "gin":
+        init = {"glorot_uniform": nnx.initializers.glorot_uniform(), "lecun_normal": None}
         enc = models.GINGraphEncoder(
-            num_features, width=m.encoder_width, depth=m.encoder_depth, rngs=rngs
+            num_features,
+            width=m.encoder_width,
+            depth=m.encoder_depth,
+            kernel_init=init[m.gin_kernel_init],
+            rngs=rngs,
         )
         return enc, enc.out_features
     if m.encoder == "gcn":
@@ -83,6 +89,16 @@ class Method:
     def features(self, model: nnx.Module, x: jax.Array) -> jax.Array:
         """Representations for evaluation: the encoder output, projection head discarded."""
         return model.encoder(x)
+
+    def node_inputs(self, dataset, graph):
+        """What node classification passes as the batch to :meth:`loss` and :meth:`features`.
+
+        Called once on the host with the ``jaxcl.data.NodeDataset`` and its
+        ``jraph.GraphsTuple``; the result (any pytree of arrays) is placed on the devices once
+        and reused every step. Default: the graph. MVGRL adds its diffusion matrix.
+        """
+        del dataset
+        return graph
 
     def make_train_step(self) -> Callable | None:
         """A replacement for the trainer's default step, or None to use the default."""

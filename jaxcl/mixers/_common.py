@@ -33,3 +33,8 @@ def compute_dtype(dtype) -> jnp.dtype:
 def per_sample(values: jax.Array, ndim: int) -> jax.Array:
     """Reshapes ``[batch]`` values to ``[batch, 1, ..., 1]`` so they broadcast over a sample."""
     return values.reshape(values.shape + (1,) * (ndim - 1))
+
+
+def row_mask(fn: str, where, batch: int) -> jax.Array | None:
+    """Checks an optional ``[batch]`` boolean mask of the rows that take part."""
+    return checks.bool_mask(fn, "where", where, batch)

@@ -5,6 +5,13 @@ Every sample ``x_k`` is mixed with a partner drawn uniformly from the rest of th
 ``(k + randint(1, batch)) mod batch``, which is uniform over the other samples and never
 ``k`` itself. The two positive views of Algorithm 1 are two calls with independent keys.
 
+Padded batches (e.g. graph embeddings with padding graphs) pass ``where``, a ``[batch]``
+boolean mask of the real rows: partners are then drawn among the *other real* rows only
+(rank ``r`` of a row among the real ones, partner rank ``(r + randint(1, n_real)) mod
+n_real``, the same rule on the real rows), and masked rows come back unchanged. The number
+of real rows may be traced; a real row that is the only one has no partner and comes back
+unchanged too.
+
 How a key is used (fixed, so that results are reproducible across releases):
 ``linear_mixup``/``geometric_mixup`` split it into (partner, lambda) keys, ``binary_mixup``
 into (partner, mask) keys and ``dacl_plus_mixup`` into (partner, lambda, mask, kind) keys.
@@ -16,16 +23,34 @@ import jax
 import jax.numpy as jnp
 
 from jaxcl import _checks as checks
-from jaxcl.mixers._common import compute_dtype, per_sample, sample_batch
+from jaxcl.mixers._common import compute_dtype, per_sample, row_mask, sample_batch
 
 # DACL+ codes for the per-sample choice of noise function; 2 is binary.
 _LINEAR, _GEOMETRIC = 0, 1
 
 
-def _partners(key: jax.Array, batch: int) -> jax.Array:
-    """``[batch]`` indices, each uniform over the batch minus the sample's own index."""
-    shift = jax.random.randint(key, (batch,), 1, batch)
-    return (jnp.arange(batch) + shift) % batch
+def _partners(key: jax.Array, batch: int, where: jax.Array | None = None) -> jax.Array:
+    """``[batch]`` indices, each uniform over the batch minus the sample's own index.
+
+    With ``where``, uniform over the other rows with ``where`` True; rows with ``where``
+    False (and a lone real row) get their own index.
+    """
+    if where is None:
+        shift = jax.random.randint(key, (batch,), 1, batch)
+        return (jnp.arange(batch) + shift) % batch
+    num_real = jnp.sum(where, dtype=jnp.int32)
+    rank = jnp.cumsum(where, dtype=jnp.int32) - 1  # a real row's rank among the real rows
+    real_rows = jnp.argsort(~where, stable=True)  # real rows first, in order
+    shift = jax.random.randint(key, (batch,), 1, jnp.maximum(num_real, 2))
+    partner = real_rows[(rank + shift) % jnp.maximum(num_real, 1)]
+    return jnp.where(where & (num_real > 1), partner, jnp.arange(batch))
+
+
+def _keep_masked_rows(mixed: jax.Array, x: jax.Array, where: jax.Array | None) -> jax.Array:
+    """Rows outside ``where`` are returned as they came in."""
+    if where is None:
+        return mixed
+    return jnp.where(per_sample(where, x.ndim), mixed, x)
 
 
 def _mixing_coefficients(key: jax.Array, batch: int, alpha, dtype) -> jax.Array:
@@ -62,7 +87,9 @@ def _geometric(x, x_partner, lam):
     return jnp.sign(x) * magnitude
 
 
-def linear_mixup(key: jax.Array, x: jax.typing.ArrayLike, *, alpha) -> jax.Array:
+def linear_mixup(
+    key: jax.Array, x: jax.typing.ArrayLike, *, alpha, where: jax.typing.ArrayLike | None = None
+) -> jax.Array:
     """Positive view by linear Mixup-noise, ``lam * x + (1 - lam) * x_partner``.
 
     Each sample draws its own ``lam ~ U(alpha, 1)`` and its own partner, a different sample
@@ -74,6 +101,8 @@ def linear_mixup(key: jax.Array, x: jax.typing.ArrayLike, *, alpha) -> jax.Array
       key: PRNG key.
       x: ``[batch, ...]`` floating samples, ``batch >= 2``.
       alpha: lower end of the uniform law of ``lam``, in ``[0, 1]``.
+      where: optional ``[batch]`` boolean mask of the real rows (padding excluded):
+        partners are drawn among the other real rows, masked rows are returned unchanged.
 
     Returns:
       ``[batch, ...]`` mixed samples, dtype of ``x``.
@@ -87,6 +116,9 @@ def linear_mixup(key: jax.Array, x: jax.typing.ArrayLike, *, alpha) -> jax.Array
       >>> view_2 = linear_mixup(k2, x, alpha=0.9)
       >>> view_1.shape
       (4, 3)
+      >>> real = jnp.array([True, True, True, False])  # the last row is padding
+      >>> bool((linear_mixup(k1, x, alpha=0.9, where=real)[3] == x[3]).all())
+      True
 
     References:
       Verma et al., "Towards Domain-Agnostic Contrastive Learning", ICML 2021, Eq. 3
@@ -96,16 +128,19 @@ def linear_mixup(key: jax.Array, x: jax.typing.ArrayLike, *, alpha) -> jax.Array
     checks.prng_key(fn, "key", key)
     x = sample_batch(fn, x, min_batch=2)
     _check_alpha(fn, alpha)
+    where = row_mask(fn, where, x.shape[0])
     dtype = compute_dtype(x.dtype)
     batch = x.shape[0]
     partner_key, lam_key = jax.random.split(key)
-    partners = _partners(partner_key, batch)
+    partners = _partners(partner_key, batch, where)
     lam = per_sample(_mixing_coefficients(lam_key, batch, alpha, dtype), x.ndim)
     xc = x.astype(dtype)
-    return _linear(xc, xc[partners], lam).astype(x.dtype)
+    return _keep_masked_rows(_linear(xc, xc[partners], lam).astype(x.dtype), x, where)
 
 
-def geometric_mixup(key: jax.Array, x: jax.typing.ArrayLike, *, alpha) -> jax.Array:
+def geometric_mixup(
+    key: jax.Array, x: jax.typing.ArrayLike, *, alpha, where: jax.typing.ArrayLike | None = None
+) -> jax.Array:
     """Positive view by geometric Mixup-noise, ``x ** lam * x_partner ** (1 - lam)``.
 
     Draws ``lam ~ U(alpha, 1)`` and a partner per sample exactly as :func:`linear_mixup`
@@ -126,6 +161,8 @@ def geometric_mixup(key: jax.Array, x: jax.typing.ArrayLike, *, alpha) -> jax.Ar
       key: PRNG key.
       x: ``[batch, ...]`` floating samples, ``batch >= 2``; any sign.
       alpha: lower end of the uniform law of ``lam``, in ``[0, 1]``.
+      where: optional ``[batch]`` boolean mask of the real rows (padding excluded):
+        partners are drawn among the other real rows, masked rows are returned unchanged.
 
     Returns:
       ``[batch, ...]`` mixed samples, dtype of ``x``.
@@ -144,16 +181,19 @@ def geometric_mixup(key: jax.Array, x: jax.typing.ArrayLike, *, alpha) -> jax.Ar
     checks.prng_key(fn, "key", key)
     x = sample_batch(fn, x, min_batch=2)
     _check_alpha(fn, alpha)
+    where = row_mask(fn, where, x.shape[0])
     dtype = compute_dtype(x.dtype)
     batch = x.shape[0]
     partner_key, lam_key = jax.random.split(key)
-    partners = _partners(partner_key, batch)
+    partners = _partners(partner_key, batch, where)
     lam = per_sample(_mixing_coefficients(lam_key, batch, alpha, dtype), x.ndim)
     xc = x.astype(dtype)
-    return _geometric(xc, xc[partners], lam).astype(x.dtype)
+    return _keep_masked_rows(_geometric(xc, xc[partners], lam).astype(x.dtype), x, where)
 
 
-def binary_mixup(key: jax.Array, x: jax.typing.ArrayLike, *, rho) -> jax.Array:
+def binary_mixup(
+    key: jax.Array, x: jax.typing.ArrayLike, *, rho, where: jax.typing.ArrayLike | None = None
+) -> jax.Array:
     """Positive view by binary Mixup-noise, ``x * m + x_partner * (1 - m)``.
 
     ``m ~ Bernoulli(rho)`` is drawn independently for every element, so ``m`` is the KEEP
@@ -168,6 +208,8 @@ def binary_mixup(key: jax.Array, x: jax.typing.ArrayLike, *, rho) -> jax.Array:
       key: PRNG key.
       x: ``[batch, ...]`` floating samples, ``batch >= 2``.
       rho: probability of keeping each anchor entry, in ``[0, 1]``.
+      where: optional ``[batch]`` boolean mask of the real rows (padding excluded):
+        partners are drawn among the other real rows, masked rows are returned unchanged.
 
     Returns:
       ``[batch, ...]`` mixed samples, dtype of ``x``; every entry equals the anchor's or
@@ -188,10 +230,11 @@ def binary_mixup(key: jax.Array, x: jax.typing.ArrayLike, *, rho) -> jax.Array:
     checks.prng_key(fn, "key", key)
     x = sample_batch(fn, x, min_batch=2)
     _check_rho(fn, rho)
+    where = row_mask(fn, where, x.shape[0])
     partner_key, mask_key = jax.random.split(key)
-    partners = _partners(partner_key, x.shape[0])
+    partners = _partners(partner_key, x.shape[0], where)
     keep = jax.random.bernoulli(mask_key, rho, x.shape)
-    return jnp.where(keep, x, x[partners])
+    return _keep_masked_rows(jnp.where(keep, x, x[partners]), x, where)
 
 
 def dacl_plus_mixup(
@@ -201,6 +244,7 @@ def dacl_plus_mixup(
     alpha,
     rho,
     kind_key: jax.Array | None = None,
+    where: jax.typing.ArrayLike | None = None,
 ) -> jax.Array:
     """Positive view by DACL+: per sample, linear, geometric or binary Mixup-noise.
 
@@ -222,6 +266,8 @@ def dacl_plus_mixup(
       alpha: lower end of the uniform law of ``lam``, in ``[0, 1]``.
       rho: probability of keeping each anchor entry in binary mixing, in ``[0, 1]``.
       kind_key: optional PRNG key for the per-sample choice of noise function.
+      where: optional ``[batch]`` boolean mask of the real rows (padding excluded):
+        partners are drawn among the other real rows, masked rows are returned unchanged.
 
     Returns:
       ``[batch, ...]`` mixed samples, dtype of ``x``.
@@ -247,11 +293,12 @@ def dacl_plus_mixup(
     _check_rho(fn, rho)
     if kind_key is not None:
         checks.prng_key(fn, "kind_key", kind_key)
+    where = row_mask(fn, where, x.shape[0])
     dtype = compute_dtype(x.dtype)
     batch = x.shape[0]
     partner_key, lam_key, mask_key, own_kind_key = jax.random.split(key, 4)
     kinds = jax.random.randint(own_kind_key if kind_key is None else kind_key, (batch,), 0, 3)
-    partners = _partners(partner_key, batch)
+    partners = _partners(partner_key, batch, where)
     lam = per_sample(_mixing_coefficients(lam_key, batch, alpha, dtype), x.ndim)
     keep = jax.random.bernoulli(mask_key, rho, x.shape)
     xc = x.astype(dtype)
@@ -262,4 +309,4 @@ def dacl_plus_mixup(
         _linear(xc, xp, lam),
         jnp.where(kinds == _GEOMETRIC, _geometric(xc, xp, lam), jnp.where(keep, xc, xp)),
     )
-    return mixed.astype(x.dtype)
+    return _keep_masked_rows(mixed.astype(x.dtype), x, where)

@@ -1,5 +1,6 @@
 """Flax NNX models: MLP encoders and heads, classifiers, GIN and GCN graph encoders."""
 
+from jaxcl.models._feedforward import FeedForward
 from jaxcl.models._gnn import GCN, GIN, GCNLayer, GINGraphEncoder, GINLayer, grace_encoder
 from jaxcl.models._mlp import (
     BN_MOMENTUM,
@@ -15,6 +16,7 @@ __all__ = [
     "MLP",
     "Classifier",
     "ContrastiveModel",
+    "FeedForward",
     "mlp_encoder",
     "projection_head",
     "GCN",

@@ -41,6 +41,8 @@ class GINLayer(nnx.Module):
       batch_norm: batch norm (masked to real nodes) after the activation.
       bn_momentum: decay of the batch-norm running averages.
       sorted_receivers: edges are sorted by receiver (true for :mod:`jaxcl.graphs`).
+      kernel_init: initialiser of both linear layers' kernels; default flax's
+        (LeCun-normal). Biases start at zero.
       rngs: ``nnx.Rngs`` for the initial weights.
     """
 
@@ -54,10 +56,12 @@ class GINLayer(nnx.Module):
         batch_norm: bool = True,
         bn_momentum: float = BN_MOMENTUM,
         sorted_receivers: bool = True,
+        kernel_init: nnx.Initializer | None = None,
         rngs: nnx.Rngs,
     ):
-        self.linear1 = nnx.Linear(in_features, width, rngs=rngs)
-        self.linear2 = nnx.Linear(width, width, rngs=rngs)
+        init = {} if kernel_init is None else {"kernel_init": kernel_init}
+        self.linear1 = nnx.Linear(in_features, width, rngs=rngs, **init)
+        self.linear2 = nnx.Linear(width, width, rngs=rngs, **init)
         self.eps = nnx.Param(jnp.asarray(eps, jnp.float32)) if learn_eps else float(eps)
         self.norm = nnx.BatchNorm(width, momentum=bn_momentum, rngs=rngs) if batch_norm else None
         self.sorted_receivers = sorted_receivers
@@ -97,7 +101,9 @@ class GIN(nnx.Module):
       width: width of every layer.
       depth: number of GIN layers.
       eps, learn_eps: see :class:`GINLayer` (default GIN-0, as InfoGraph).
-      batch_norm, bn_momentum, sorted_receivers: see :class:`GINLayer`.
+      batch_norm, bn_momentum, sorted_receivers, kernel_init: see :class:`GINLayer`
+        (InfoGraph's and DACL's code initialise every kernel Glorot-uniform:
+        ``nnx.initializers.glorot_uniform()``).
       rngs: ``nnx.Rngs`` for the initial weights.
 
     Example:
@@ -128,6 +134,7 @@ class GIN(nnx.Module):
         batch_norm: bool = True,
         bn_momentum: float = BN_MOMENTUM,
         sorted_receivers: bool = True,
+        kernel_init: nnx.Initializer | None = None,
         rngs: nnx.Rngs,
     ):
         if isinstance(depth, bool) or not isinstance(depth, int) or depth <= 0:
@@ -143,6 +150,7 @@ class GIN(nnx.Module):
                     batch_norm=batch_norm,
                     bn_momentum=bn_momentum,
                     sorted_receivers=sorted_receivers,
+                    kernel_init=kernel_init,
                     rngs=rngs,
                 )
                 for a, b in zip(sizes[:-1], sizes[1:], strict=True)

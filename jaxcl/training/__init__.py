@@ -7,7 +7,7 @@ entry of ``config.variants`` and tabulates the results.
 from jaxcl.training._config import ConfigError, base_config, validate
 from jaxcl.training._loop import make_default_train_step, make_task, train_and_evaluate
 from jaxcl.training._mesh import make_mesh, maybe_initialize_distributed, replicate, shard_batch
-from jaxcl.training._optim import decay_mask, make_optimizer, warmup_cosine
+from jaxcl.training._optim import decay_mask, make_optimizer, make_schedule, warmup_cosine
 from jaxcl.training._state import TrainState
 from jaxcl.training._sweep import format_table, run_repeats, run_variants, variant_configs
 from jaxcl.training._tasks import TabularTask, load_dataset
@@ -24,6 +24,7 @@ __all__ = [
     "make_task",
     "make_mesh",
     "make_optimizer",
+    "make_schedule",
     "maybe_initialize_distributed",
     "replicate",
     "run_repeats",

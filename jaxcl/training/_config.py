@@ -6,7 +6,7 @@ import numbers
 
 import ml_collections
 
-from jaxcl.training._optim import OPTIMIZERS
+from jaxcl.training._optim import OPTIMIZERS, SCHEDULES
 
 DATASETS = ("fashion_mnist", "digits", "tfds")
 GRAPH_DATASETS = ("mutag", "ptc_mr", "imdb_binary", "imdb_multi", "proteins", "nci1")
@@ -33,11 +33,22 @@ def base_config() -> ml_collections.ConfigDict:
     # tu_raw/ and planetoid/ for graphs ("" = default / $JAXCL_DATA_DIR).
     c.data.data_dir = ""
     c.data.graph_format = "gin"  # gin | tu: which file format graph classification reads
+    # Graph classification node features: auto (one-hot tags, or one-hot degree where the
+    # tags do not vary, e.g. IMDB) | tags | degree | constant (a 1 per node, as PyG code).
+    c.data.node_features = "auto"
+    # Graph classification: remove the nodes whose one-hot tag is this column (-1: none).
+    # GIN-format PTC + 16 (its explicit hydrogens) = TU's PTC_MR.
+    c.data.drop_node_tag = -1
     c.data.tfds_name = "fashion_mnist"
     c.data.permutation_seed = 0  # the fixed pixel permutation of the "tabular" proxy
+    # Node data sets: divide each feature row by its sum (GCN's, GRACE's and MVGRL's input).
+    c.data.normalize_features = False
 
     c.model = ml_collections.ConfigDict()
     c.model.encoder = "mlp"  # mlp (tabular) | gin (graphs) | gcn (nodes)
+    # GIN kernels: lecun_normal (flax's default) | glorot_uniform (torch's xavier_uniform_,
+    # which InfoGraph's and DACL's code apply to every linear layer).
+    c.model.gin_kernel_init = "lecun_normal"
     c.model.encoder_depth = 12
     c.model.encoder_width = 1024
     c.model.head_depth = 3
@@ -50,6 +61,7 @@ def base_config() -> ml_collections.ConfigDict:
     c.optim.weight_decay = 1e-6
     c.optim.momentum = 0.9
     c.optim.warmup_epochs = 10.0
+    c.optim.schedule = "cosine"  # cosine (warm-up + cosine decay) | constant (after warm-up)
 
     c.train = ml_collections.ConfigDict()
     c.train.batch_size = 4096
@@ -139,6 +151,9 @@ def validate(config: ml_collections.ConfigDict, method_defaults: dict) -> None:
         _fail("data.name", config.data.name, f"one of {list(names)}")
     if config.data.graph_format not in ("gin", "tu"):
         _fail("data.graph_format", config.data.graph_format, "'gin' or 'tu'")
+    if config.data.node_features not in ("auto", "tags", "degree", "constant"):
+        _fail("data.node_features", config.data.node_features, "auto, tags, degree or constant")
+    _number("data.drop_node_tag", config.data.drop_node_tag, minimum=-1, integer=True)
     if config.data.graph_format == "tu" and config.data.name not in ("mutag", "proteins"):
         _fail(
             "data.graph_format",
@@ -155,6 +170,12 @@ def validate(config: ml_collections.ConfigDict, method_defaults: dict) -> None:
     _number("eval.graph_linear_lr", config.eval.graph_linear_lr, minimum=0, exclusive=True)
     _number("eval.node_every_epochs", config.eval.node_every_epochs, minimum=0, integer=True)
     _number("repeats", config.repeats, minimum=1, integer=True)
+    if config.model.gin_kernel_init not in ("lecun_normal", "glorot_uniform"):
+        _fail(
+            "model.gin_kernel_init",
+            config.model.gin_kernel_init,
+            "'lecun_normal' or 'glorot_uniform'",
+        )
     if config.model.encoder not in ("mlp", "gin", "gcn"):
         _fail("model.encoder", config.model.encoder, "one of ['mlp', 'gin', 'gcn']")
     graph_data = config.data.name in GRAPH_DATASETS
@@ -168,6 +189,10 @@ def validate(config: ml_collections.ConfigDict, method_defaults: dict) -> None:
         _number(f"model.{key}", config.model[key], minimum=1, integer=True)
     if config.optim.name not in OPTIMIZERS:
         _fail("optim.name", config.optim.name, f"one of {list(OPTIMIZERS)}")
+    if config.optim.schedule not in SCHEDULES:
+        _fail("optim.schedule", config.optim.schedule, f"one of {list(SCHEDULES)}")
+    if not isinstance(config.data.normalize_features, bool):
+        _fail("data.normalize_features", config.data.normalize_features, "True or False")
     _number("optim.lr", config.optim.lr, minimum=0, exclusive=True)
     _number("optim.weight_decay", config.optim.weight_decay, minimum=0)
     _number("optim.momentum", config.optim.momentum, minimum=0)

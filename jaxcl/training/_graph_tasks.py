@@ -65,10 +65,17 @@ class GraphClassificationTask:
         self.mesh = mesh
         gin_name, tu_name = GRAPH_FILES[config.data.name]
         root = data_root(config.data)
+        features = config.data.node_features
         if config.data.graph_format == "tu":
-            self.ds = data_lib.load_tu(os.path.join(root, "tu_raw"), tu_name)
+            self.ds = data_lib.load_tu(
+                os.path.join(root, "tu_raw"), tu_name, node_features=features
+            )
         else:
-            self.ds = data_lib.load_gin(os.path.join(root, "tu_gin"), gin_name)
+            self.ds = data_lib.load_gin(
+                os.path.join(root, "tu_gin"), gin_name, node_features=features
+            )
+        if config.data.drop_node_tag >= 0:
+            self.ds = data_lib.drop_tagged_nodes(self.ds, config.data.drop_node_tag)
         self.name = config.data.name
         self.num_features = self.ds.num_features
         self.num_classes = self.ds.num_classes
@@ -150,12 +157,17 @@ class NodeClassificationTask:
         self.method = method
         self.mesh = mesh
         root = data_root(config.data)
-        self.ds = data_lib.load_planetoid(os.path.join(root, "planetoid"), config.data.name)
+        self.ds = data_lib.load_planetoid(
+            os.path.join(root, "planetoid"),
+            config.data.name,
+            normalize_features=config.data.normalize_features,
+        )
         self.name = config.data.name
         self.num_features = self.ds.node_features.shape[1]
         self.num_classes = self.ds.num_classes
-        # The graph is the same every step: placed on the devices once.
-        self.graph = _mesh.replicate(graphs.node_graph(self.ds), mesh)
+        # The inputs are the same every step: placed on the devices once. Usually the graph
+        # itself; a method may add host-side precomputations (MVGRL's diffusion).
+        self.graph = _mesh.replicate(method.node_inputs(self.ds, graphs.node_graph(self.ds)), mesh)
         self.steps_per_epoch = 1 if method.pretrains else 0
 
     def describe(self) -> str:

@@ -106,6 +106,35 @@ def _load_history(path: str, upto_epoch: int) -> list[dict]:
         return [h for h in json.load(f) if h["epoch"] <= upto_epoch]
 
 
+def _save_config(config: ml_collections.ConfigDict, workdir: str) -> None:
+    """Writes ``workdir/config.json`` (process 0), so that a run's results carry its setup.
+
+    A resumed run whose config differs from the saved one logs the keys that changed and
+    keeps the saved file as ``config.<n>.json``.
+    """
+    if jax.process_index() != 0:
+        return
+    path = os.path.join(workdir, "config.json")
+    text = config.to_json_best_effort(indent=2, sort_keys=True)
+    if os.path.exists(path):
+        with open(path) as f:
+            old = f.read()
+        if old == text:
+            return
+        n = 1
+        while os.path.exists(os.path.join(workdir, f"config.{n}.json")):
+            n += 1
+        os.replace(path, os.path.join(workdir, f"config.{n}.json"))
+        logging.warning(
+            "%s held a different config; it is kept as config.%d.json and this run's config "
+            "is written in its place",
+            path,
+            n,
+        )
+    with open(path, "w") as f:
+        f.write(text)
+
+
 def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> dict:
     """Pretrains ``config.method`` on ``config.data`` and evaluates the frozen encoder.
 
@@ -117,7 +146,8 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> dict:
     (``jax.distributed.initialize()`` is called here when one is detected).
 
     Returns:
-      The results (also written to ``workdir/results.json``): the task's evaluation (test
+      The results (also written to ``workdir/results.json``; the config goes to
+      ``workdir/config.json``): the task's evaluation (test
       top-1 of the linear probe or classifier for tabular data; the graph protocols' mean
       accuracies), final loss, timings.
     """
@@ -126,6 +156,7 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> dict:
     _config.validate(config, method_cls.defaults)
     method = method_cls(config)
     os.makedirs(workdir, exist_ok=True)
+    _save_config(config, workdir)
 
     mesh = _mesh.make_mesh(config.mesh.data)
     task = make_task(config, method, mesh)
@@ -149,7 +180,8 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> dict:
     abstract_model.eval()  # batch norm on running averages for evaluation
     eval_graphdef = nnx.graphdef(abstract_model)
 
-    schedule = _optim.warmup_cosine(
+    schedule = _optim.make_schedule(
+        config.optim.schedule,
         peak=config.optim.lr,
         total_steps=total_steps,
         warmup_steps=round(config.optim.warmup_epochs * steps_per_epoch),

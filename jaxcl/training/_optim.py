@@ -5,7 +5,8 @@ from __future__ import annotations
 import jax
 import optax
 
-OPTIMIZERS = ("lars", "adam", "sgd")
+OPTIMIZERS = ("lars", "adam", "adam_l2", "sgd")
+SCHEDULES = ("cosine", "constant")
 
 
 def decay_mask(params):
@@ -35,6 +36,21 @@ def warmup_cosine(*, peak: float, total_steps: int, warmup_steps: int) -> optax.
     )
 
 
+def make_schedule(name: str, *, peak: float, total_steps: int, warmup_steps: int) -> optax.Schedule:
+    """``'cosine'`` (:func:`warmup_cosine`) or ``'constant'``: linear warm-up, then ``peak``.
+
+    GRACE and MVGRL train at a constant learning rate (torch Adam, no scheduler).
+    """
+    if name == "cosine":
+        return warmup_cosine(peak=peak, total_steps=total_steps, warmup_steps=warmup_steps)
+    if name == "constant":
+        warmup_steps = max(0, int(warmup_steps))
+        if warmup_steps == 0:
+            return optax.constant_schedule(peak)
+        return optax.linear_schedule(0.0, peak, transition_steps=warmup_steps)
+    raise ValueError(f"make_schedule: `name` must be one of {list(SCHEDULES)}, got {name!r}")
+
+
 def make_optimizer(
     name: str,
     schedule: optax.Schedule,
@@ -43,12 +59,18 @@ def make_optimizer(
     momentum: float = 0.9,
     trust_coefficient: float = 0.001,
 ) -> optax.GradientTransformation:
-    """``'lars'`` (decay and trust ratio on kernels only), ``'adam'`` or ``'sgd'``.
+    """``'lars'`` (decay and trust ratio on kernels only), ``'adam'``, ``'adam_l2'`` or ``'sgd'``.
+
+    ``'adam'`` with weight decay is AdamW (decoupled decay, kernels only). ``'adam_l2'`` is
+    PyTorch's ``Adam(weight_decay=wd)``, which GRACE and MVGRL train with: ``wd * param`` is
+    added to the gradient of every parameter (biases and PReLU slopes too) before Adam's
+    moment estimates, so the decay is rescaled by Adam like the loss gradient.
 
     Args:
       name: one of ``OPTIMIZERS``.
       schedule: learning rate as a function of the step.
-      weight_decay: L2 coefficient (decoupled for Adam: AdamW), kernels only.
+      weight_decay: L2 coefficient (decoupled for ``'adam'``: AdamW; coupled for
+        ``'adam_l2'``), on kernels only except for ``'adam_l2'``.
       momentum: LARS/SGD momentum.
       trust_coefficient: LARS's eta.
     """
@@ -65,6 +87,8 @@ def make_optimizer(
         if weight_decay:
             return optax.adamw(schedule, weight_decay=weight_decay, mask=decay_mask)
         return optax.adam(schedule)
+    if name == "adam_l2":
+        return optax.chain(optax.add_decayed_weights(weight_decay), optax.adam(schedule))
     if name == "sgd":
         tx = optax.sgd(schedule, momentum=momentum or None)
         if weight_decay:

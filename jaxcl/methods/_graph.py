@@ -1,0 +1,145 @@
+"""DACL Table 4's pretraining rows on graphs: DACL with hidden-space Mixup, and InfoGraph.
+
+Both train the GIN of ``config.model`` (``encoder='gin'``; DACL §5.3: 4 layers of 512,
+graph embedding = the 2048 concatenated sum-pooled layer states) on padded
+``jraph.GraphsTuple`` batches, and both are evaluated on that graph embedding
+(:meth:`Method.features`: the encoder output, heads discarded). Padding never takes part:
+the GIN masks its batch norm to real nodes, the losses below mask padding graphs and
+nodes, and the heads either have no batch norm (the released code's) or mask it.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import jraph
+from flax import nnx
+
+from jaxcl import graphs, losses, mixers, models
+from jaxcl.methods._base import Method, build_encoder
+
+
+def _graph_encoder(method: Method, num_features: int, rngs: nnx.Rngs):
+    m = method.config.model
+    if m.encoder != "gin":
+        raise ValueError(
+            f"{method.name}: config.model.encoder must be 'gin' (graph classification), got "
+            f"{m.encoder!r}"
+        )
+    return build_encoder(m, num_features, rngs)
+
+
+class DACLGraph(Method):
+    """DACL on graphs: linear Mixup-noise on the GIN's graph embedding (Eq. 4, §5.3).
+
+    One encoder pass gives ``h = f(G)`` for the batch; each view mixes every real graph's
+    embedding with that of another real graph of the batch, ``lam * h + (1 - lam) * h~``,
+    ``lam ~ U(alpha, 1)`` per graph, with independent draws for the two views (Algorithm 1
+    with lines 8 and 14 mixing instead of lines 7 and 13). Both views share the encoder
+    pass, so the encoder's batch norm sees each real node once. The projection head is
+    DACL's graph head (``Projhead`` in the released code): ``head_depth`` x (Linear ->
+    ReLU) of ``head_width`` (4 x 512), the last to ``embed_dim`` (2048 there), no batch
+    norm; ``head_batch_norm=True`` adds batch norm over the 2N real view rows (padding rows
+    excluded from its statistics). The loss is NT-Xent (Algorithm 1) over the real graphs,
+    ``tau = 1`` on graphs.
+
+    Hyperparameters (``config.method``): ``alpha`` (0.9), ``temperature`` (1.0),
+    ``head_batch_norm`` (False).
+
+    References:
+      Verma et al., "Towards Domain-Agnostic Contrastive Learning", ICML 2021, Eq. 4,
+      Algorithm 1 and §5.3; code github.com/vikasverma1077/graph_cnt (``main_mcl.py``,
+      ``model.py``).
+    """
+
+    name = "dacl_graph"
+    defaults = {"alpha": 0.9, "temperature": 1.0, "head_batch_norm": False}
+
+    def build(self, num_features: int, num_classes: int, rngs: nnx.Rngs) -> nnx.Module:
+        m = self.config.model
+        encoder, width = _graph_encoder(self, num_features, rngs)
+        head = models.FeedForward(
+            width,
+            width=m.head_width,
+            depth=m.head_depth,
+            out_features=m.embed_dim,
+            batch_norm=bool(self.hp.head_batch_norm),
+            rngs=rngs,
+        )
+        return models.ContrastiveModel(encoder, head)
+
+    def views(self, h: jax.Array, real: jax.Array, key: jax.Array):
+        """The two mixed views of the graph embeddings ``h`` (partners among ``real`` rows)."""
+        k1, k2 = jax.random.split(key)
+        h1 = mixers.linear_mixup(k1, h, alpha=self.hp.alpha, where=real)
+        h2 = mixers.linear_mixup(k2, h, alpha=self.hp.alpha, where=real)
+        return h1, h2
+
+    def loss(self, model, batch: jraph.GraphsTuple, key):
+        real = graphs.padding_masks(batch).graphs
+        h1, h2 = self.views(model.encoder(batch), real, key)
+        rows = jnp.concatenate([real, real])
+        z1, z2 = jnp.split(model.head(jnp.concatenate([h1, h2]), mask=rows), 2)
+        loss = losses.nt_xent(z1, z2, temperature=self.hp.temperature, where=real)
+        return loss, {"loss": loss}
+
+
+class InfoGraphModel(nnx.Module):
+    """The GIN encoder and InfoGraph's two discriminator heads (local: nodes, global: graphs)."""
+
+    def __init__(self, encoder: nnx.Module, local_head: nnx.Module, global_head: nnx.Module):
+        self.encoder = encoder
+        self.local_head = local_head
+        self.global_head = global_head
+
+    def __call__(self, batch: jraph.GraphsTuple) -> jax.Array:
+        return self.encoder(batch)
+
+
+class InfoGraph(Method):
+    """InfoGraph: local-global mutual information with the Jensen-Shannon estimator.
+
+    The GIN gives node embeddings (every layer's state, concatenated: ``depth * width``) and
+    graph embeddings (their sums per graph). Nodes go through the local discriminator head
+    and graphs through the global one, each InfoGraph's ``FF``: ``head_depth`` x (Linear ->
+    ReLU) of ``head_width`` plus a linear shortcut, Glorot-uniform init. The loss is
+    :func:`jaxcl.losses.local_global_jsd` between every real node and every real graph of
+    the batch (its own graph positive, the others negative), InfoGraph's ``'JSD'`` measure.
+
+    InfoGraph's optional prior-matching term (``--prior``, weight ``gamma = 0.1``) is off in
+    its unsupervised script by default and is not implemented; neither is the
+    global-global term of its semi-supervised variant.
+
+    References:
+      Sun et al., "InfoGraph: Unsupervised and Semi-supervised Graph-Level Representation
+      Learning via Mutual Information Maximization", ICLR 2020, §3.2 (code
+      github.com/fanyun-sun/InfoGraph, ``unsupervised/main.py``, ``model.py``,
+      ``losses.py``); the Table 4 baseline of Verma et al., DACL, ICML 2021.
+    """
+
+    name = "infograph"
+    defaults = {}
+
+    def build(self, num_features: int, num_classes: int, rngs: nnx.Rngs) -> nnx.Module:
+        m = self.config.model
+        encoder, width = _graph_encoder(self, num_features, rngs)
+
+        def head():
+            return models.FeedForward(
+                width, width=m.head_width, depth=m.head_depth, shortcut=True, rngs=rngs
+            )
+
+        return InfoGraphModel(encoder, head(), head())
+
+    def loss(self, model, batch: jraph.GraphsTuple, key):
+        del key  # deterministic
+        masks = graphs.padding_masks(batch)
+        node_emb, graph_emb = model.encoder.nodes_and_graphs(batch)
+        loss = losses.local_global_jsd(
+            model.local_head(node_emb),
+            model.global_head(graph_emb),
+            graphs.node_graph_ids(batch),
+            node_mask=masks.nodes,
+            graph_mask=masks.graphs,
+        )
+        return loss, {"loss": loss}

@@ -1,0 +1,401 @@
+"""GRACE and MVGRL: losses against NumPy transcriptions of the official code, views, MVGRL's
+discriminator and corruption, the optimiser GRACE trains with, configs, and short runs on Cora."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import ml_collections
+import numpy as np
+import pytest
+from flax import nnx
+
+from jaxcl import graphs, losses, methods, training
+from jaxcl.data import NodeDataset, load_planetoid
+from jaxcl.methods._node import MVGRLInputs, corrupt, mvgrl_logits
+
+REPO = Path(__file__).parents[1]
+DATA = REPO.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="module")
+def data_dir() -> Path:
+    if not (DATA / "planetoid").is_dir():
+        pytest.fail(f"benchmark data not found at {DATA} (../shared/data beside the checkout)")
+    return DATA
+
+
+def _config(name, *, width=16, **hp):
+    c = training.base_config()
+    c.data.name = "cora"
+    c.data.normalize_features = True
+    c.model.encoder = "gcn"
+    c.model.encoder_depth = 2 if name == "grace" else 1
+    c.model.encoder_width = c.model.head_width = c.model.embed_dim = width
+    c.model.head_depth = 2
+    c.method = ml_collections.ConfigDict({"name": name, **methods.get(name).defaults, **hp})
+    return c
+
+
+def _toy_dataset(rng, num_nodes=30, num_features=12, p=0.2) -> NodeDataset:
+    upper = np.triu(rng.random((num_nodes, num_nodes)) < p, 1)
+    s, r = np.nonzero(upper | upper.T)
+    x = rng.random((num_nodes, num_features)).astype(np.float32)
+    m = np.zeros(num_nodes, bool)
+    return NodeDataset("toy", s, r, x, rng.integers(0, 3, num_nodes), 3, m, m, m)
+
+
+# ------------------------------------------------------------------------------------------
+# GRACE
+
+
+def _np_grace_loss(z1, z2, fc1, fc2, tau):
+    """CRIPAC-DIG/GRACE model.py: ``Model.loss`` (projection, ``semi_loss`` both ways)."""
+
+    def elu(x):
+        return np.where(x > 0, x, np.expm1(np.minimum(x, 0)))
+
+    def projection(z):
+        return elu(z @ fc1["kernel"] + fc1["bias"]) @ fc2["kernel"] + fc2["bias"]
+
+    def sim(a, b):
+        a = a / np.linalg.norm(a, axis=1, keepdims=True)
+        b = b / np.linalg.norm(b, axis=1, keepdims=True)
+        return a @ b.T
+
+    def semi_loss(a, b):
+        refl = np.exp(sim(a, a) / tau)
+        between = np.exp(sim(a, b) / tau)
+        return -np.log(np.diag(between) / (refl.sum(1) + between.sum(1) - np.diag(refl)))
+
+    h1, h2 = projection(z1), projection(z2)
+    return np.mean(0.5 * (semi_loss(h1, h2) + semi_loss(h2, h1)))
+
+
+@pytest.mark.parametrize("tau", [0.5, 0.9])
+def test_grace_loss_matches_numpy_transcription_of_grace_semi_loss(tau):
+    method = methods.GRACE(_config("grace", temperature=tau))
+    model = method.build(10, 3, rngs=nnx.Rngs(0))
+    rng = np.random.default_rng(0)
+    z1, z2 = rng.normal(size=(2, 50, 16)).astype(np.float32)
+    params = [
+        {"kernel": np.asarray(layer.kernel[...], np.float64), "bias": np.asarray(layer.bias[...])}
+        for layer in model.head.layers
+    ]
+
+    @jax.jit
+    def loss(z1, z2):
+        return method.contrastive_loss(model.head(z1), model.head(z2), jax.random.key(0))
+
+    expected = _np_grace_loss(z1.astype(np.float64), z2.astype(np.float64), *params, tau)
+    np.testing.assert_allclose(loss(z1, z2), expected, rtol=2e-5)
+
+
+def test_grace_head_is_torch_initialised_elu_mlp():
+    model = methods.GRACE(_config("grace", width=64)).build(10, 3, rngs=nnx.Rngs(0))
+    fc1, fc2 = model.head.layers
+    assert fc1.kernel.shape == (64, 64) and fc2.kernel.shape == (64, 64)
+    bound = 1 / np.sqrt(64)
+    for p in (fc1.kernel[...], fc1.bias[...]):
+        assert np.abs(p).max() <= bound and np.abs(p).max() > 0.9 * bound
+    # ELU between the layers, nothing after the last one.
+    z = jnp.asarray(np.random.default_rng(0).normal(size=(5, 64)), jnp.float32)
+    ref = jax.nn.elu(fc1(z)) @ fc2.kernel[...] + fc2.bias[...]
+    np.testing.assert_allclose(model.head(z), ref, rtol=1e-5, atol=1e-6)
+
+
+def test_grace_views_drop_edges_and_mask_columns_at_their_rates(data_dir):
+    ds = load_planetoid(data_dir / "planetoid", "cora")
+    graph = graphs.node_graph(ds)
+    method = methods.GRACE(_config("grace", p_e1=0.2, p_e2=0.5, p_f1=0.0, p_f2=0.3))
+    (x1, m1), (x2, m2) = method.views(graph, jax.random.key(3))
+    x = np.asarray(graph.nodes)
+    np.testing.assert_array_equal(x1, x)  # p_f1 = 0
+    assert m1.dtype == bool and m1.shape == graph.senders.shape
+    assert abs(1 - m1.mean() - 0.2) < 0.02 and abs(1 - m2.mean() - 0.5) < 0.02
+    # Directions dropped independently (PyG's dropout_adj): about 2 p (1 - p) of the
+    # undirected pairs keep exactly one direction.
+    s, r = np.asarray(graph.senders), np.asarray(graph.receivers)
+    index = {(a, b): i for i, (a, b) in enumerate(zip(s, r, strict=True))}
+    reverse = np.array([index[(b, a)] for a, b in zip(s, r, strict=True)])
+    one_way = np.mean(np.asarray(m2) != np.asarray(m2)[reverse])
+    assert abs(one_way - 0.5) < 0.03
+    # Feature masking zeroes whole columns, the same for every node, about p_f2 of them.
+    x2 = np.asarray(x2)
+    masked = ~np.any(x2 != 0, axis=0) & np.any(x != 0, axis=0)
+    assert abs(masked.mean() - 0.3) < 0.05
+    np.testing.assert_array_equal(x2[:, ~masked], x[:, ~masked])
+    # The two views are independent draws, and a new key gives new views.
+    (_, m1b), _ = method.views(graph, jax.random.key(4))
+    assert np.mean(np.asarray(m1) != np.asarray(m1b)) > 0.2
+
+
+def test_grace_loss_encodes_the_two_views():
+    ds = _toy_dataset(np.random.default_rng(0), num_nodes=40)
+    graph = graphs.node_graph(ds)
+    clean = methods.GRACE(_config("grace", p_e1=0.0, p_e2=0.0, p_f1=0.0, p_f2=0.0))
+    model = clean.build(ds.num_features, ds.num_classes, rngs=nnx.Rngs(0))
+    h = model(graph)
+    loss, _ = clean.loss(model, graph, jax.random.key(0))
+    np.testing.assert_allclose(loss, losses.nt_xent(h, h, temperature=0.5), rtol=1e-6)
+    noisy = methods.GRACE(_config("grace", p_e1=0.3, p_e2=0.5, p_f1=0.2, p_f2=0.4))
+    key = jax.random.key(1)
+    (x1, m1), (x2, m2) = noisy.views(graph, jax.random.split(key)[0])
+    h1 = model.head(model.encoder(graph._replace(nodes=x1), edge_mask=m1))
+    h2 = model.head(model.encoder(graph._replace(nodes=x2), edge_mask=m2))
+    want = losses.nt_xent(h1, h2, temperature=0.5)
+    np.testing.assert_allclose(noisy.loss(model, graph, key)[0], want, rtol=1e-6)
+    assert abs(float(want) - float(loss)) > 1e-4
+
+
+def test_esco_grace_with_exact_kernel_and_lam_half_over_tau_is_symmetric_infonce():
+    tau = 0.5
+    cfg = _config("grace", loss="esco", rf_method="exact", lam=1 / (2 * tau), temperature=tau)
+    method = methods.GRACE(cfg)
+    rng = np.random.default_rng(1)
+    h1, h2 = rng.normal(size=(2, 40, 8)).astype(np.float32)
+    got = method.contrastive_loss(h1, h2, jax.random.key(0))
+    want = losses.infonce(h1, h2, temperature=tau, symmetric=True)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    rff = methods.GRACE(_config("grace", loss="esco", rf_method="rff", num_features=256))
+    assert np.isfinite(float(rff.contrastive_loss(h1, h2, jax.random.key(0))))
+
+
+@pytest.mark.parametrize(
+    "key, value",
+    [("activation", "tanh"), ("loss", "infonce"), ("rf_method", "fast"), ("p_e2", 1.5)],
+)
+def test_grace_rejects_bad_hyperparameters(key, value):
+    with pytest.raises(ValueError, match=f"config.method.{key}"):
+        methods.GRACE(_config("grace", **{key: value}))
+
+
+# ------------------------------------------------------------------------------------------
+# MVGRL
+
+
+def test_mvgrl_dense_diffusion_is_the_exact_ppr_matrix():
+    ds = _toy_dataset(np.random.default_rng(0))
+    method = methods.MVGRL(_config("mvgrl"))
+    inputs = method.node_inputs(ds, graphs.node_graph(ds))
+    assert isinstance(inputs, MVGRLInputs)
+    want = graphs.ppr_matrix(ds.senders, ds.receivers, ds.num_nodes, alpha=0.2)
+    np.testing.assert_allclose(inputs.diffusion, want, rtol=1e-5, atol=1e-7)
+
+
+def test_mvgrl_sparse_and_dense_diffusion_give_the_same_embeddings():
+    ds = _toy_dataset(np.random.default_rng(1))
+    outs = []
+    for diffusion in ("dense", "sparse"):
+        method = methods.MVGRL(_config("mvgrl", diffusion=diffusion, ppr_eps=1e-3))
+        model = method.build(ds.num_features, 3, rngs=nnx.Rngs(0))
+        inputs = method.node_inputs(ds, graphs.node_graph(ds))
+        outs.append(
+            (method.features(model, inputs), method.loss(model, inputs, jax.random.key(2))[0])
+        )
+    np.testing.assert_allclose(outs[0][0], outs[1][0], rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(outs[0][1], outs[1][1], rtol=1e-5)
+
+
+def test_mvgrl_discriminator_logits_and_loss_match_numpy():
+    ds = _toy_dataset(np.random.default_rng(2))
+    method = methods.MVGRL(_config("mvgrl", width=8))
+    model = method.build(ds.num_features, 3, rngs=nnx.Rngs(0))
+    inputs = method.node_inputs(ds, graphs.node_graph(ds))
+    key = jax.random.key(5)
+    positive, negative = mvgrl_logits(model, inputs, key)
+    n = ds.num_nodes
+    assert positive.shape == (2 * n,) and negative.shape == (2 * n,)
+
+    h1, h2 = (np.asarray(h, np.float64) for h in model.embed(inputs))
+    shuffled = np.asarray(corrupt(key, jnp.asarray(ds.node_features)))
+    h3, h4 = (np.asarray(h, np.float64) for h in model.embed(inputs, jnp.asarray(shuffled)))
+    w = np.asarray(model.discriminator.kernel[...], np.float64)
+    b = float(model.discriminator.bias[...])
+
+    def sigmoid(v):
+        return 1 / (1 + np.exp(-v))
+
+    c1, c2 = sigmoid(h1.mean(0)), sigmoid(h2.mean(0))
+    # DGI/MVGRL Discriminator: f_k(h2, c1), f_k(h1, c2) | f_k(h4, c1), f_k(h3, c2).
+    pos = np.concatenate([h2 @ w @ c1, h1 @ w @ c2]) + b
+    neg = np.concatenate([h4 @ w @ c1, h3 @ w @ c2]) + b
+    np.testing.assert_allclose(positive, pos, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(negative, neg, rtol=1e-4, atol=1e-6)
+    logits = np.concatenate([pos, neg])
+    labels = np.concatenate([np.ones(2 * n), np.zeros(2 * n)])
+    bce = np.mean(np.logaddexp(0, logits) - labels * logits)  # BCEWithLogitsLoss
+    loss, metrics = method.loss(model, inputs, key)
+    assert np.isfinite(float(loss))
+    np.testing.assert_allclose(loss, bce, rtol=1e-5)
+    np.testing.assert_allclose(method.features(model, inputs), h1 + h2, rtol=1e-5, atol=1e-6)
+    grads = nnx.grad(lambda m: method.loss(m, inputs, key)[0])(model)
+    assert all(np.all(np.isfinite(g)) for g in jax.tree.leaves(grads))
+
+
+def test_mvgrl_bilinear_discriminator_shapes_and_init():
+    model = methods.MVGRL(_config("mvgrl", width=512)).build(7, 3, rngs=nnx.Rngs(0))
+    w = np.asarray(model.discriminator.kernel[...])
+    assert w.shape == (512, 512) and float(model.discriminator.bias[...]) == 0.0
+    bound = np.sqrt(6 / (512 * 512 + 512))  # xavier_uniform_ of torch's [1, 512, 512] weight
+    assert bound * 0.99 < np.abs(w).max() <= bound
+    h, c = jnp.ones((5, 512)), jnp.ones((512,))
+    assert model.discriminator(h, c).shape == (5,)
+
+
+def test_corruption_is_a_permutation_of_rows():
+    x = jnp.arange(60.0).reshape(20, 3)
+    y = np.asarray(corrupt(jax.random.key(0), x))
+    assert y.shape == x.shape and not np.array_equal(y, x)
+    order = np.argsort(y[:, 0])
+    np.testing.assert_array_equal(y[order], x)
+    assert not np.array_equal(y, np.asarray(corrupt(jax.random.key(1), x)))
+
+
+@pytest.mark.parametrize("key, value", [("diffusion", "heat"), ("alpha", 0.0)])
+def test_mvgrl_rejects_bad_hyperparameters(key, value):
+    with pytest.raises(ValueError, match=f"config.method.{key}"):
+        methods.MVGRL(_config("mvgrl", **{key: value}))
+
+
+def test_mvgrl_sparse_diffusion_needs_a_threshold():
+    with pytest.raises(ValueError, match="ppr_eps"):
+        methods.MVGRL(_config("mvgrl", diffusion="sparse", ppr_eps=0.0))
+
+
+# ------------------------------------------------------------------------------------------
+# Optimiser and schedule of GRACE / MVGRL (torch Adam with L2, constant learning rate)
+
+
+def _torch_adam_l2(params, grads_seq, lr, wd, b1=0.9, b2=0.999, eps=1e-8):
+    """torch.optim.Adam(lr, weight_decay=wd) step by step (its documented algorithm)."""
+    p = {k: v.astype(np.float64) for k, v in params.items()}
+    m = {k: np.zeros_like(v) for k, v in p.items()}
+    v = {k: np.zeros_like(x) for k, x in p.items()}
+    for t, grads in enumerate(grads_seq, start=1):
+        for k in p:
+            g = grads[k] + wd * p[k]
+            m[k] = b1 * m[k] + (1 - b1) * g
+            v[k] = b2 * v[k] + (1 - b2) * g * g
+            m_hat, v_hat = m[k] / (1 - b1**t), v[k] / (1 - b2**t)
+            p[k] = p[k] - lr * m_hat / (np.sqrt(v_hat) + eps)
+    return p
+
+
+def test_adam_l2_is_torch_adam_with_weight_decay_on_every_parameter():
+    rng = np.random.default_rng(0)
+    params = {"kernel": rng.normal(size=(3, 2)), "bias": rng.normal(size=(2,))}
+    params = {k: v.astype(np.float32) for k, v in params.items()}
+    grads_seq = [
+        {k: rng.normal(size=v.shape).astype(np.float32) for k, v in params.items()}
+        for _ in range(4)
+    ]
+    lr, wd = 0.01, 0.1
+    sched = training.make_schedule("constant", peak=lr, total_steps=4, warmup_steps=0)
+    tx = training.make_optimizer("adam_l2", sched, weight_decay=wd)
+    p = jax.tree.map(jnp.asarray, params)
+    state = tx.init(p)
+    for grads in grads_seq:
+        updates, state = tx.update(jax.tree.map(jnp.asarray, grads), state, p)
+        p = jax.tree.map(lambda a, u: a + u, p, updates)
+    want = _torch_adam_l2(params, grads_seq, lr, wd)
+    for k in params:
+        np.testing.assert_allclose(p[k], want[k], rtol=1e-5, atol=1e-6)
+    # The bias decays too (unlike "adam", which is AdamW on kernels only).
+    adamw = training.make_optimizer("adam", sched, weight_decay=wd)
+    zero = jax.tree.map(jnp.zeros_like, p)
+    assert float(jnp.abs(tx.update(zero, tx.init(p), p)[0]["bias"]).min()) > 0
+    assert float(jnp.abs(adamw.update(zero, adamw.init(p), p)[0]["bias"]).max()) == 0
+
+
+def test_constant_schedule_with_and_without_warmup():
+    flat = training.make_schedule("constant", peak=0.3, total_steps=100, warmup_steps=0)
+    assert [float(flat(s)) for s in (0, 50, 100)] == pytest.approx([0.3] * 3)
+    warm = training.make_schedule("constant", peak=0.3, total_steps=100, warmup_steps=10)
+    assert float(warm(0)) == 0 and float(warm(5)) == pytest.approx(0.15)
+    assert float(warm(10)) == pytest.approx(0.3) and float(warm(99)) == pytest.approx(0.3)
+    with pytest.raises(ValueError, match="schedule"):
+        training.make_schedule("step", peak=0.3, total_steps=100, warmup_steps=0)
+
+
+# ------------------------------------------------------------------------------------------
+# Configs and end-to-end runs
+
+
+def _experiment(path, arg=None):
+    spec = importlib.util.spec_from_file_location("cfg", REPO / path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.get_config(arg)
+
+
+@pytest.mark.parametrize(
+    "path, arg",
+    [
+        ("experiments/grace/cora.py", None),
+        ("experiments/grace/cora.py", "quick"),
+        ("experiments/grace/cora.py", "sorf"),
+        ("experiments/grace/citeseer.py", None),
+        ("experiments/grace/citeseer.py", "rff"),
+        ("experiments/mvgrl/cora.py", None),
+        ("experiments/mvgrl/cora.py", "quick"),
+    ],
+)
+def test_experiment_configs_validate(path, arg):
+    c = _experiment(path, arg)
+    training.validate(c, methods.get(c.method.name).defaults)
+
+
+def test_grace_configs_hold_esco_table_4():
+    cora, citeseer = (
+        _experiment("experiments/grace/cora.py"),
+        _experiment("experiments/grace/citeseer.py"),
+    )
+    got = [
+        (
+            c.train.epochs,
+            c.optim.lr,
+            c.optim.weight_decay,
+            c.model.encoder_width,
+            c.model.head_width,
+            c.method.p_e1,
+            c.method.p_e2,
+            c.method.p_f1,
+            c.method.p_f2,
+            c.method.temperature,
+        )
+        for c in (cora, citeseer)
+    ]
+    assert got == [
+        (400, 1e-4, 1e-5, 512, 512, 0.2, 0.3, 0.3, 0.3, 0.5),
+        (200, 1e-3, 1e-5, 256, 256, 0.2, 0.0, 0.3, 0.2, 0.9),
+    ]
+    esco = _experiment("experiments/grace/cora.py", "sorf")
+    assert (esco.method.loss, esco.method.rf_method, esco.method.lam) == ("esco", "sorf", 1.2)
+
+
+@pytest.mark.parametrize("name", ["grace", "mvgrl"])
+def test_short_run_on_cora_trains_and_evaluates(tmp_path, data_dir, name):
+    c = _config(name, width=16)
+    c.data.data_dir = str(data_dir)
+    c.optim.name = "adam_l2"
+    c.optim.schedule = "constant"
+    c.optim.lr = 1e-3
+    c.optim.weight_decay = 1e-5
+    c.optim.warmup_epochs = 0.0
+    c.train.epochs = 3
+    c.train.log_every_steps = 1
+    results = training.train_and_evaluate(c, str(tmp_path))
+    assert results["steps"] == 3 and np.isfinite(results["final_loss"])
+    assert 0.0 < results["test_top1"] <= 1.0
+    assert json.loads((tmp_path / "results.json").read_text())["method"] == name
+
+
+def test_configs_find_the_shared_data_beside_the_checkout(monkeypatch, data_dir):
+    monkeypatch.delenv("JAXCL_DATA_DIR", raising=False)
+    c = _experiment("experiments/grace/citeseer.py")
+    assert Path(c.data.data_dir).resolve() == data_dir.resolve()
+    monkeypatch.setenv("JAXCL_DATA_DIR", "/somewhere/else")
+    assert _experiment("experiments/mvgrl/cora.py").data.data_dir == ""  # the trainer reads it
