@@ -1,0 +1,110 @@
+"""What the jaxcl-against-PyTorch benchmark scripts share: worker processes, memory, the
+machine's description, and the same-model check of float32 results against float64.
+
+Each benchmark runs jaxcl and PyTorch in separate subprocesses of its own script (``--worker``)
+so that neither library's threads, allocator or imports affect the other's timings.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+
+GIB = 1 << 30
+
+
+def peak_rss_bytes() -> int:
+    """This process's peak resident memory so far (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def run_worker(script: str, flags: list[str], label: str) -> dict:
+    """Runs ``python script *flags`` and returns the last JSON line it printed.
+
+    Raises RuntimeError with the last lines of its output when it fails or prints no JSON.
+    """
+    proc = subprocess.run(
+        [sys.executable, script, *flags], capture_output=True, text=True, check=False
+    )
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        tail = " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-5:])
+        raise RuntimeError(f"{label} worker failed with exit {proc.returncode}: {tail}")
+    return json.loads(lines[-1])
+
+
+def environment(packages: tuple[str, ...]) -> dict:
+    """Date, package versions, CPU model and count, thread settings and load at the start."""
+    from importlib import metadata
+
+    cpu_model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+        cpu_model = names[0] if names else cpu_model
+    except OSError:
+        pass
+    env = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    env.update({name: metadata.version(name) for name in packages})
+    env.update(
+        {
+            "cpu_model": cpu_model,
+            "cpu_count": os.cpu_count(),
+            "python": platform.python_version(),
+            "xla_flags": os.environ.get("XLA_FLAGS", ""),
+            "omp_num_threads": os.environ.get("OMP_NUM_THREADS", ""),
+            "load_average_at_start": os.getloadavg(),
+        }
+    )
+    return env
+
+
+def deviations(jaxcl: dict, pytorch: dict, exact: dict) -> dict:
+    """How far jaxcl's and PyTorch's float32 results lie from PyTorch's float64 ones (the same
+    computation without float32 rounding), and from each other.
+
+    Each argument holds ``loss`` (a float), ``embeddings`` (an array) and ``grads`` (name ->
+    array, PyTorch's layout). Embeddings: the largest absolute deviation over the mean
+    standard deviation of the exact embeddings over rows (their spread, not their size).
+    Gradients: the l2 norm of the deviation over all parameters, relative to the exact
+    gradient's.
+    """
+    import numpy as np
+
+    spread = float(exact["embeddings"].std(axis=0).mean())
+    norm = sum(float(np.sum(g.astype(np.float64) ** 2)) for g in exact["grads"].values()) ** 0.5
+    out = {f"loss_{k}": v["loss"] for k, v in (("jaxcl", jaxcl), ("pytorch", pytorch))}
+    out["loss_float64"] = exact["loss"]
+    for label, a, b in (
+        ("jaxcl", jaxcl, exact),
+        ("pytorch", pytorch, exact),
+        ("jaxcl_vs_pytorch", jaxcl, pytorch),
+    ):
+        diff = sum(
+            float(np.sum((a["grads"][k].astype(np.float64) - b["grads"][k]) ** 2))
+            for k in exact["grads"]
+        )
+        out[f"loss_deviation_{label}"] = abs(a["loss"] - b["loss"])
+        out[f"embeddings_deviation_{label}"] = float(
+            np.abs(a["embeddings"].astype(np.float64) - b["embeddings"]).max() / spread
+        )
+        out[f"grads_deviation_{label}"] = diff**0.5 / max(norm, 1e-30)
+    return out
+
+
+def describe_check(c: dict, setting: str, rows: str) -> str:
+    """One sentence on :func:`deviations`' result ``c``."""
+    return (
+        f"Same model ({setting}): loss jaxcl {c['loss_jaxcl']:.6f}, PyG {c['loss_pytorch']:.6f}, "
+        f"float64 {c['loss_float64']:.6f}. Deviation from the float64 result, jaxcl / PyG "
+        f"float32 (jaxcl vs PyG float32): {rows} embeddings "
+        f"{c['embeddings_deviation_jaxcl']:.1e} / {c['embeddings_deviation_pytorch']:.1e} "
+        f"({c['embeddings_deviation_jaxcl_vs_pytorch']:.1e}) of their spread, gradients "
+        f"{c['grads_deviation_jaxcl']:.1e} / {c['grads_deviation_pytorch']:.1e} "
+        f"({c['grads_deviation_jaxcl_vs_pytorch']:.1e}), relative l2."
+    )
