@@ -149,6 +149,7 @@ def test_variants_replace_method_and_update_sections():
         }
     )
     assert "| b | gaussian | 80.0 | 70.0 | 1.0000 | 2.0 |" in table
+    assert "| a | none | 50.0 | - | - | 0.0 |" in table  # no training: no loss, not "nan"
 
 
 def test_mlp_shapes_batch_norm_and_no_bias_before_bn():

@@ -11,6 +11,35 @@ The ``cpu`` variant keeps the architecture's depth but narrows it to 256 units a
 fewer updates than the paper, the pretraining learning rate is raised to 1.0 (LARS scales
 every layer's step by 0.001 * |w| / |g|, so lr 0.1 barely moves the weights in ~4,700
 steps).
+
+Measured with ``:cpu`` (one run each, seed 0; 2-core AMD EPYC CPU, jax 0.10.2, 2026-11-21;
+linear-probe test top-1, the supervised row its own classifier):
+
+==============================  =====  =====  =========
+row                             paper  ours   wall time
+==============================  =====  =====  =========
+No-Pretraining                  66.6   63.2   0.4 min
+Gaussian-noise                  75.8   81.0   12.8 min
+DACL                            81.4   83.1   13.4 min
+DACL+                           82.4   83.2   13.0 min
+Full network supervised         79.1   89.2   4.5 min
+==============================  =====  =====  =========
+
+The paper's ordering holds (No-Pretraining < Gaussian-noise < DACL <= DACL+). Three rows
+differ from the paper by more than 3 points; our reading of each (single runs, so a point
+or so is noise):
+
+* Full supervised training: 89 % is what a deep MLP with batch norm usually reaches on
+  Fashion-MNIST. The paper's 79.1 % after 1000 epochs of a 12 x 1024 network may reflect
+  over-fitting (it describes no regularisation or early stopping for this row), which 80
+  epochs of a narrower network avoid; we have not run the paper-scale row to check. The
+  paper's claim that DACL's linear probe beats full supervised training does not
+  reproduce here.
+* Gaussian-noise: 81.0 % against 75.8 %. We add the noise to standardised pixels with
+  sigma 0.3 (the paper searched 0.05 to 0.5 without naming the scale); the gap to DACL
+  is 2.1 points here against 5.6 in the paper.
+* No-Pretraining: a random 12 x 256 network here against 12 x 1024 there; narrower random
+  features give a weaker linear probe (63.2 % against 66.6 %).
 """
 
 from __future__ import annotations

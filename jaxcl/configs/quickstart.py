@@ -9,7 +9,23 @@ table of linear-probe test accuracy: no pretraining, Gaussian-noise positives, D
 Mixup-noise) and DACL+ (linear, geometric or binary per sample). It mirrors the Fashion-MNIST
 column of DACL's Table 1 at a scale that runs anywhere.
 
-Measured: see README.md ("Quickstart") for the table and hardware.
+Each row is three runs (seeds 0, 1, 2), shown as mean ± std. Hyperparameters were chosen on
+a validation split carved from the training set (287 of the 1,437 digits; 3 seeds each),
+within the paper's search ranges, never on the test split:
+
+================================  ===================
+setting (tau 0.5)                 validation top-1
+================================  ===================
+Gaussian sigma 0.05 / 0.1         93.6 ± 0.8 / 94.5 ± 0.9
+Gaussian sigma 0.3 / 0.5          94.1 ± 0.8 / 95.2 ± 0.2
+DACL alpha 0.5 / 0.7 / 0.9        95.9 ± 0.9 / 95.4 ± 0.7 / 93.4 ± 1.6
+DACL+ alpha 0.5, rho 0.5 / 0.7    95.0 ± 0.4 / 95.5 ± 0.3
+DACL+ alpha 0.5, rho 0.9          95.6 ± 0.2
+================================  ===================
+
+With alpha = 0.9 (the paper's example value, used for Fashion-MNIST) each positive is at
+least 90% its anchor, too small a perturbation for 64 coarse pixels: DACL then falls below
+the Gaussian baseline on digits. Measured table: README.md ("Quickstart").
 """
 
 import ml_collections
@@ -38,14 +54,16 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
     c.eval.linear_batch_size = 128
     c.eval.linear_lr = 0.5
     c.eval.knn_k = 10
-    c.method = ml_collections.ConfigDict({"name": "dacl", "alpha": 0.9, "temperature": 0.5})
+    c.repeats = 3
+    c.method = ml_collections.ConfigDict({"name": "dacl", "alpha": 0.5, "temperature": 0.5})
+    # Keys sort alphabetically in a ConfigDict; the prefixes keep the paper's row order.
     c.variants = ml_collections.ConfigDict(
         {
-            "no_pretraining": {"method": {"name": "none"}},
-            "gaussian_noise": {"method": {"name": "gaussian", "scale": 0.5, "temperature": 0.5}},
-            "dacl": {"method": {"name": "dacl", "alpha": 0.9, "temperature": 0.5}},
-            "dacl_plus": {
-                "method": {"name": "dacl_plus", "alpha": 0.9, "rho": 0.9, "temperature": 0.5}
+            "1_no_pretraining": {"method": {"name": "none"}},
+            "2_gaussian_noise": {"method": {"name": "gaussian", "scale": 0.5, "temperature": 0.5}},
+            "3_dacl": {"method": {"name": "dacl", "alpha": 0.5, "temperature": 0.5}},
+            "4_dacl_plus": {
+                "method": {"name": "dacl_plus", "alpha": 0.5, "rho": 0.9, "temperature": 0.5}
             },
         }
     )

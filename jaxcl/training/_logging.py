@@ -6,11 +6,16 @@ import sys
 import time
 
 import jax
-from clu import metric_writers
 
 
-def make_writer(workdir: str) -> metric_writers.MetricWriter:
-    """TensorBoard summaries in ``workdir`` plus console logging; only process 0 writes files."""
+def make_writer(workdir: str):
+    """TensorBoard summaries in ``workdir`` plus console logging; only process 0 writes files.
+
+    clu's writers load TensorFlow (seconds, hundreds of MB), so they are imported here, when a
+    run starts, not when ``jaxcl.training`` is imported.
+    """
+    from clu import metric_writers
+
     return metric_writers.create_default_writer(
         workdir, just_logging=jax.process_index() > 0, asynchronous=True
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 
 import jax
@@ -48,9 +49,10 @@ def format_table(rows: dict[str, dict]) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for name, r in rows.items():
+        loss = "-" if math.isnan(r["final_loss"]) else f"{r['final_loss']:.4f}"  # no training
         lines.append(
             f"| {name} | {r['method']} | {_pct(r, 'test_top1')} | {_pct(r, 'knn_top1')} | "
-            f"{r['final_loss']:.4f} | {r['pretrain_seconds']:.1f} | {r.get('repeats', 1)} |"
+            f"{loss} | {r['pretrain_seconds']:.1f} | {r.get('repeats', 1)} |"
         )
     return "\n".join(lines)
 
