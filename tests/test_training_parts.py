@@ -1,4 +1,6 @@
-"""Trainer parts: optimiser masks, schedules, config checks, variants, models."""
+"""Trainer parts: optimiser masks, schedules, config checks, variants, models, the step."""
+
+import dataclasses
 
 import jax
 import jax.numpy as jnp
@@ -97,6 +99,14 @@ def test_valid_config_passes():
             "config.method.alpha = 'high': expected a number",
         ),
         (lambda c: c.mesh.__setattr__("data", 0), "config.mesh.data = 0"),
+        (
+            lambda c: c.data.__setattr__("padding_anchors", ()),
+            "config.data.padding_anchors = (): expected a non-empty tuple of finite numbers",
+        ),
+        (
+            lambda c: c.data.__setattr__("padding_anchors", (1.0, float("nan"))),
+            "config.data.padding_anchors = (1.0, nan)",
+        ),
     ],
 )
 def test_bad_config_names_the_key(mutate, message):
@@ -187,3 +197,46 @@ def test_methods_losses_are_finite_and_differentiable():
         value, grads = jax.jit(jax.value_and_grad(loss))(params, rest)
         assert np.isfinite(value), name
         assert optax.tree.norm(grads) > 0, name
+
+
+class _ScaledLoss:
+    """A stand-in method whose loss is ``batch * sum(encoder output)``: NaN for a NaN batch."""
+
+    def loss(self, model, batch, key):
+        del key
+        loss = batch * jnp.sum(model.encoder(jnp.ones((2, 6))))
+        return loss, {"loss": loss}
+
+
+def test_default_step_applies_no_update_from_a_non_finite_step_on():
+    """Adam's moments and the parameters stay as they were on a NaN step and every step
+    after it (the conditional update), and the first bad step is recorded."""
+    model = _model()
+    graphdef, params, model_state = nnx.split(model, nnx.Param, ...)
+    tx = optax.adam(0.1)
+    step = jax.jit(
+        training.make_default_train_step(_ScaledLoss(), graphdef, tx, lambda s: 0.1),
+        donate_argnums=0,
+    )
+    state = training.TrainState(
+        step=jnp.zeros((), jnp.int32),
+        params=params,
+        model_state=model_state,
+        opt_state=tx.init(params),
+        nonfinite_step=jnp.full((), -1, jnp.int32),
+    )
+    key = jax.random.key(0)
+    state, _ = step(state, jnp.float32(1.0), key)
+    before = jax.tree.map(np.asarray, (state.params, state.opt_state, state.model_state))
+    assert int(state.nonfinite_step) == -1
+    for batch in (jnp.float32(np.nan), jnp.float32(1.0)):
+        state, metrics = step(state, batch, key)
+        after = jax.tree.map(np.asarray, (state.params, state.opt_state, state.model_state))
+        jax.tree.map(np.testing.assert_array_equal, after, before)
+        assert int(state.nonfinite_step) == 1
+    assert int(state.step) == 3 and np.isfinite(metrics["loss"])
+    # Finite steps do update (the moments too).
+    fresh = dataclasses.replace(state, nonfinite_step=jnp.full((), -1, jnp.int32))
+    fresh, _ = step(fresh, jnp.float32(1.0), key)
+    moved = jax.tree.map(lambda a, b: not np.array_equal(a, b), fresh.opt_state, before[1])
+    assert any(jax.tree.leaves(moved))

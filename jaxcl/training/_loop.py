@@ -52,19 +52,27 @@ def make_default_train_step(method, graphdef, tx, schedule):
         (loss, (metrics, model_state)), grads = jax.value_and_grad(loss_fn, has_aux=True)(
             state.params
         )
-        updates, opt_state = tx.update(grads, state.opt_state, state.params)
-        params = optax.apply_updates(state.params, updates)
         finite = jnp.isfinite(loss) & _all_finite(grads)
         ok = finite & (state.nonfinite_step < 0)
 
-        def keep(new, old):
-            return jax.tree.map(lambda n, o: jnp.where(ok, n, o), new, old)
+        def update(old):
+            params, opt_state = old
+            updates, opt_state = tx.update(grads, opt_state, params)
+            return optax.apply_updates(params, updates), opt_state
 
+        # A conditional rather than a select between the old and the new state: the select
+        # keeps the old optimizer state alive beside the new one (a copy of every moment
+        # buffer each step); in the conditional's branch XLA updates them in place.
+        params, opt_state = jax.lax.cond(
+            ok, update, lambda old: old, (state.params, state.opt_state)
+        )
         new_state = TrainState(
             step=state.step + 1,
-            params=keep(params, state.params),
-            model_state=keep(model_state, state.model_state),
-            opt_state=keep(opt_state, state.opt_state),
+            params=params,
+            model_state=jax.tree.map(
+                lambda n, o: jnp.where(ok, n, o), model_state, state.model_state
+            ),
+            opt_state=opt_state,
             nonfinite_step=jnp.where(
                 finite | (state.nonfinite_step >= 0), state.nonfinite_step, state.step
             ),
