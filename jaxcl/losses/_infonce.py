@@ -95,6 +95,50 @@ def _nt_xent_terms(a, b, a_all, b_all, valid_all, *, temperature, where, axis_na
     return _common.anchor_sum(per_row, where)
 
 
+@jax.custom_vjp
+def _gram(x: jax.Array) -> jax.Array:
+    """``x @ x.T``, whose gradient takes one product instead of two (the result is symmetric)."""
+    return x @ x.T
+
+
+def _gram_fwd(x):
+    return x @ x.T, x
+
+
+def _gram_bwd(x, g):
+    return ((g + g.T) @ x,)
+
+
+_gram.defvjp(_gram_fwd, _gram_bwd)
+
+
+def _nt_xent_local(a, b, *, temperature, where):
+    """Both directions' sums over valid anchors, and their count, on one device.
+
+    The same terms as two calls of :func:`_nt_xent_terms`, with the similarities the two
+    directions share computed once: ``b @ a.T`` is the transpose of ``a @ b.T``, and each
+    view's self-similarity is a symmetric Gram matrix. Three ``[batch, batch]`` products
+    forward and four backward instead of four and eight (GRACE on Cora spends most of its
+    step here).
+    """
+    n = a.shape[0]
+    cross = (a @ b.T) / temperature  # cross[i, j] = a_i . b_j / t
+    positive = jnp.diagonal(cross)
+    is_self = jnp.eye(n, dtype=bool)
+
+    def per_row(cross_rows, x):
+        same = jnp.where(is_self, -jnp.inf, _gram(x) / temperature)
+        logits = jnp.concatenate(
+            [_common.masked_logits(cross_rows, where), _common.masked_logits(same, where)],
+            axis=1,
+        )
+        return jax.nn.logsumexp(logits, axis=1) - positive
+
+    total_a, count = _common.anchor_sum(per_row(cross, a), where)
+    total_b, _ = _common.anchor_sum(per_row(cross.T, b), where)
+    return total_a + total_b, count
+
+
 def nt_xent(
     z_a: ArrayLike,
     z_b: ArrayLike,
@@ -144,6 +188,9 @@ def nt_xent(
     where = _common.check_where(fn, where, z_a.shape[0])
     prep = _common.l2_normalize if normalize else (lambda z: z.astype(jnp.float32))
     a, b = prep(z_a), prep(z_b)
+    if axis_name is None:
+        total, count = _nt_xent_local(a, b, temperature=temperature, where=where)
+        return _common.global_mean(total, 2.0 * count, None)
     a_all = _common.gather_rows(a, axis_name)
     b_all = _common.gather_rows(b, axis_name)
     valid_all = None if where is None else _common.gather_rows(where, axis_name)
