@@ -76,6 +76,11 @@ def parse_args() -> argparse.Namespace:
         choices=["degree", "constant"],
         help="IMDB-BINARY's node features (default: the config's, constant as InfoGraph's code)",
     )
+    parser.add_argument(
+        "--padding-anchors",
+        type=lambda text: tuple(float(x) for x in text.split(",")),
+        help="jaxcl's padding ladder, e.g. 1,3 (default: the config's data.padding_anchors)",
+    )
     parser.add_argument("--epochs", type=int, default=10, help="timed epochs per side")
     parser.add_argument("--warmup", type=int, default=1, help="untimed epochs first")
     parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT)
@@ -127,6 +132,8 @@ def jax_worker(args) -> dict:
     config.data.data_dir = str(args.data_dir)
     if args.node_features:
         config.data.node_features = args.node_features
+    if args.padding_anchors:
+        config.data.padding_anchors = args.padding_anchors
     training.validate(config, cls.defaults)
     method = cls(config)
     mesh = training.make_mesh(config.mesh.data)
@@ -203,6 +210,7 @@ def jax_worker(args) -> dict:
         "model": config.model.to_dict(),
         "optim": config.optim.to_dict(),
         "budgets": [list(b) for b in batcher.budgets],
+        "padding_anchors": list(config.data.padding_anchors),
     }
     (args.exchange / "setup.json").write_text(json.dumps(setup))
     compiles = {"count": 0, "seconds": 0.0}
@@ -471,6 +479,11 @@ def run_worker(kind: str, args, exchange: pathlib.Path) -> dict:
             f"--exchange={exchange}",
         ]
         + ([f"--node-features={args.node_features}"] if args.node_features else [])
+        + (
+            ["--padding-anchors=" + ",".join(map(str, args.padding_anchors))]
+            if args.padding_anchors
+            else []
+        )
         + [
             f"--torch-threads={args.torch_threads}",
         ]
@@ -551,7 +564,8 @@ def main() -> None:
         )
     w = jax_r["warmup"]
     print(
-        f"\njaxcl: {len(setup['budgets'])} padding budgets, {w['budgets_used']} used by the "
+        f"\njaxcl: {len(setup['budgets'])} padding budgets (anchors "
+        f"{tuple(setup['padding_anchors'])} std), {w['budgets_used']} used by the "
         f"warm-up and timed epochs ({w['budgets_compiled_ahead']} compiled ahead); "
         f"{w['compilations']} compilations ({w['compile_seconds']:.1f} s) in a warm-up of "
         f"{w['seconds']:.1f} s, "

@@ -24,6 +24,7 @@ from jaxcl.graphs._budgets import PaddingBudget, padding_budgets, select_budget
 from jaxcl.graphs._diffusion import Diffusion, ppr_dataset, ppr_diffusion, ppr_matrix
 from jaxcl.graphs._segments import (
     aggregate_edges,
+    gather_nodes,
     gcn_normalization,
     node_graph_ids,
     pool_nodes,
@@ -37,6 +38,7 @@ __all__ = [
     "aggregate_edges",
     "batch_graphs",
     "drop_edges",
+    "gather_nodes",
     "gcn_normalization",
     "mask_features",
     "node_graph",

@@ -23,7 +23,12 @@ import jraph
 import numpy as np
 
 from jaxcl.data._graph_types import Graph, GraphDataset, NodeDataset
-from jaxcl.graphs._budgets import PaddingBudget, padding_budgets, select_budget
+from jaxcl.graphs._budgets import (
+    DEFAULT_ANCHORS,
+    PaddingBudget,
+    padding_budgets,
+    select_budget,
+)
 
 
 class PaddingMasks(NamedTuple):
@@ -189,8 +194,9 @@ class GraphBatcher:
       shuffle: shuffle per epoch; if not, batches follow the data set order.
       seed: the data seed.
       drop_remainder: drop the last, partial batch.
-      budgets: the padding ladder; default :func:`padding_budgets` with ``growth``.
-      growth: ratio of the default ladder's rungs.
+      budgets: the padding ladder; default :func:`padding_budgets` with ``anchors`` and
+        ``growth``.
+      anchors, growth: shape of the default ladder, see :func:`padding_budgets`.
       edge_weights: optional per-graph ``[num_edges]`` weights (see :func:`batch_graphs`).
 
     Example:
@@ -212,6 +218,7 @@ class GraphBatcher:
         seed: int = 0,
         drop_remainder: bool = False,
         budgets: Sequence[PaddingBudget] | None = None,
+        anchors: Sequence[float] = DEFAULT_ANCHORS,
         growth: float = 1.5,
         edge_weights: Sequence[np.ndarray] | None = None,
     ):
@@ -240,7 +247,13 @@ class GraphBatcher:
         self.budgets = tuple(
             budgets
             if budgets is not None
-            else padding_budgets(graphs, batch_size, growth=growth, drop_remainder=drop_remainder)
+            else padding_budgets(
+                graphs,
+                batch_size,
+                anchors=anchors,
+                growth=growth,
+                drop_remainder=drop_remainder,
+            )
         )
         weights = edge_weights if edge_weights is not None else [None] * len(graphs)
         self._parts = [_graphs_tuple(g, w) for g, w in zip(graphs, weights, strict=True)]

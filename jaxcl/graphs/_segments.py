@@ -36,7 +36,8 @@ def aggregate_edges(
     Args:
       messages: ``[num_edges, ...]`` one message per edge.
       receivers: int ``[num_edges]`` receiving node of each edge.
-      num_nodes: static number of nodes (the output's first dimension).
+      num_nodes: static number of nodes (the output's first dimension); every receiver
+        must lie in ``[0, num_nodes)`` (the gradient of an out-of-range one is undefined).
       edge_mask: optional bool ``[num_edges]``; ``False`` edges contribute nothing.
       sorted_receivers: ``receivers`` is non-decreasing (true for every graph built by
         :mod:`jaxcl.graphs`); lets the sum skip sorting. Wrong results may follow if it is
@@ -56,7 +57,31 @@ def aggregate_edges(
         receivers,
         num_segments=num_nodes,
         indices_are_sorted=sorted_receivers,
+        mode="promise_in_bounds",
     )
+
+
+def gather_nodes(values: jax.Array, indices: jax.Array) -> jax.Array:
+    """``values[indices]`` for node indices known to lie in ``[0, values.shape[0])``.
+
+    Plain ``values[indices]`` also handles negative and out-of-range indices, which costs a
+    select over every gathered element and another over every element of the gradient; node
+    indices of a ``GraphsTuple`` from :mod:`jaxcl.graphs` are always in range, so this skips
+    both (XLA clamps an out-of-range index rather than reading outside the array).
+
+    Args:
+      values: ``[num_nodes, ...]``.
+      indices: int ``[num_edges]``, each in ``[0, num_nodes)``.
+
+    Returns:
+      ``[num_edges, ...]``.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> gather_nodes(jnp.array([10.0, 20.0, 30.0]), jnp.array([2, 0, 2])).tolist()
+      [30.0, 10.0, 30.0]
+    """
+    return values.at[indices].get(mode="promise_in_bounds")
 
 
 def node_graph_ids(graph: jraph.GraphsTuple) -> jax.Array:
@@ -99,7 +124,11 @@ def pool_nodes(
     ids = node_graph_ids(graph)
     num_graphs = graph.n_node.shape[0]
     total = jax.ops.segment_sum(
-        _masked(values, node_mask), ids, num_segments=num_graphs, indices_are_sorted=True
+        _masked(values, node_mask),
+        ids,
+        num_segments=num_graphs,
+        indices_are_sorted=True,
+        mode="promise_in_bounds",
     )
     if reduction == "sum":
         return total
@@ -156,6 +185,6 @@ def gcn_normalization(
     loop = 1.0 if add_self_loops else 0.0
     degree = degree + loop
     inv_sqrt = jnp.where(degree > 0, 1.0 / jnp.sqrt(jnp.where(degree > 0, degree, 1.0)), 0.0)
-    edge_coef = inv_sqrt[senders] * weight * inv_sqrt[receivers]
+    edge_coef = gather_nodes(inv_sqrt, senders) * weight * gather_nodes(inv_sqrt, receivers)
     self_coef = loop * inv_sqrt * inv_sqrt
     return edge_coef, self_coef

@@ -17,7 +17,13 @@ import jax.numpy as jnp
 import jraph
 from flax import nnx
 
-from jaxcl.graphs import aggregate_edges, gcn_normalization, padding_masks, pool_nodes
+from jaxcl.graphs import (
+    aggregate_edges,
+    gather_nodes,
+    gcn_normalization,
+    padding_masks,
+    pool_nodes,
+)
 from jaxcl.models._mlp import BN_MOMENTUM
 
 
@@ -77,7 +83,7 @@ class GINLayer(nnx.Module):
         """``h: [n_node, in_features]`` -> ``[n_node, width]`` (padding rows zero)."""
         eps = self.eps[...] if isinstance(self.eps, nnx.Param) else self.eps
         neighbours = aggregate_edges(
-            h[graph.senders],
+            gather_nodes(h, graph.senders),
             graph.receivers,
             h.shape[0],
             edge_mask=edge_mask,
@@ -222,7 +228,7 @@ class GCNLayer(nnx.Module):
         self_coef: jax.Array,
     ) -> jax.Array:
         h = self.linear(h)
-        messages = edge_coef[:, None].astype(h.dtype) * h[graph.senders]
+        messages = edge_coef[:, None].astype(h.dtype) * gather_nodes(h, graph.senders)
         out = aggregate_edges(
             messages, graph.receivers, h.shape[0], sorted_receivers=self.sorted_receivers
         )

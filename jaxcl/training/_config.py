@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import ml_collections
@@ -39,6 +40,10 @@ def base_config() -> ml_collections.ConfigDict:
     # Graph classification: remove the nodes whose one-hot tag is this column (-1: none).
     # GIN-format PTC + 16 (its explicit hydrogens) = TU's PTC_MR.
     c.data.drop_node_tag = -1
+    # Graph batches: standard deviations above the mean batch size at which the padding
+    # ladder has rungs (jaxcl.graphs.padding_budgets): more rungs, less padding, more
+    # compilations.
+    c.data.padding_anchors = (1.0, 3.0)
     c.data.tfds_name = "fashion_mnist"
     c.data.permutation_seed = 0  # the fixed pixel permutation of the "tabular" proxy
     # Node data sets: divide each feature row by its sum (GCN's, GRACE's and MVGRL's input).
@@ -154,6 +159,16 @@ def validate(config: ml_collections.ConfigDict, method_defaults: dict) -> None:
     if config.data.node_features not in ("auto", "tags", "degree", "constant"):
         _fail("data.node_features", config.data.node_features, "auto, tags, degree or constant")
     _number("data.drop_node_tag", config.data.drop_node_tag, minimum=-1, integer=True)
+    anchors = config.data.padding_anchors
+    if not (
+        isinstance(anchors, (tuple, list))
+        and anchors
+        and all(
+            isinstance(a, (int, float)) and not isinstance(a, bool) and math.isfinite(a)
+            for a in anchors
+        )
+    ):
+        _fail("data.padding_anchors", anchors, "a non-empty tuple of finite numbers")
     if config.data.graph_format == "tu" and config.data.name not in ("mutag", "proteins"):
         _fail(
             "data.graph_format",

@@ -80,7 +80,11 @@ class GraphClassificationTask:
         self.num_features = self.ds.num_features
         self.num_classes = self.ds.num_classes
         self.train_batcher = graphs.GraphBatcher(
-            self.ds, config.train.batch_size, seed=config.seed, shuffle=True
+            self.ds,
+            config.train.batch_size,
+            seed=config.seed,
+            shuffle=True,
+            anchors=tuple(config.data.padding_anchors),
         )
         # Evaluation: the same graphs in data-set order, on the same budgets (no recompiles).
         self.eval_batcher = graphs.GraphBatcher(
