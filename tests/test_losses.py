@@ -134,12 +134,15 @@ def test_nt_xent_where_and_gradients():
     )
 
 
-def test_nt_xent_shared_similarities_match_the_direct_computation():
-    """The one-device path (shared cross similarities, symmetric Gram gradient) gives the
-    value and gradients of the two directions computed separately, masks included."""
+@pytest.mark.parametrize("dim", [6, 300])  # below / above _SYMMETRIC_GRAM_MIN_DIM
+def test_nt_xent_shared_similarities_match_the_direct_computation(dim):
+    """The one-device path (shared cross similarities, symmetric Gram gradient for wide
+    embeddings) gives the value and gradients of the two directions computed separately,
+    masks included."""
     from jaxcl.losses import _common, _infonce
 
-    za, zb = _views(13, n=10, d=6)
+    assert 6 < _infonce._SYMMETRIC_GRAM_MIN_DIM <= 300
+    za, zb = _views(13, n=10, d=dim)
     where = jnp.asarray(np.array([1, 1, 0, 1, 1, 1, 0, 1, 1, 1], bool))
 
     def direct(a, b):
