@@ -200,9 +200,9 @@ def load_gin(
         data lives).
       GraphFormatError: a ValueError naming the file and line of a malformed entry.
 
-    Example:
-      >>> ds = load_gin("../shared/data/tu_gin", "MUTAG")  # doctest: +SKIP
-      >>> len(ds), ds.num_classes, ds.num_features  # doctest: +SKIP
+    Example (from the repository root, with ``../shared`` beside it):
+      >>> ds = load_gin("../shared/data/tu_gin", "MUTAG")
+      >>> len(ds), ds.num_classes, ds.num_features
       (188, 2, 9)
     """
     check_feature_args("load_gin", node_features, max_degree)

@@ -164,9 +164,9 @@ def load_planetoid(
       GraphFormatError: a ValueError naming the malformed file (and line, for
         ``test.index``).
 
-    Example:
-      >>> ds = load_planetoid("../shared/data/planetoid", "cora")  # doctest: +SKIP
-      >>> ds.num_nodes, ds.num_features, ds.num_classes, int(ds.train_mask.sum())  # doctest: +SKIP
+    Example (from the repository root, with ``../shared`` beside it):
+      >>> ds = load_planetoid("../shared/data/planetoid", "cora")
+      >>> ds.num_nodes, ds.num_features, ds.num_classes, int(ds.train_mask.sum())
       (2708, 1433, 7, 140)
     """
     root = Path(root)

@@ -115,11 +115,11 @@ def load_tfds_array_record(
       ValueError: the data set is prepared in another file format, a key is not a uint8
         image / class label, or a split is unknown or empty.
 
-    Example:
-      >>> from jaxcl.data import load_tfds_array_record
-      >>> ds = load_tfds_array_record("~/tensorflow_datasets")  # doctest: +SKIP
-      >>> ds.train_x.shape  # doctest: +SKIP
-      (60000, 784)
+    Example (needs Fashion-MNIST prepared by ``tfds build`` in ``~/tensorflow_datasets``)::
+
+      from jaxcl.data import load_tfds_array_record
+      ds = load_tfds_array_record("~/tensorflow_datasets")
+      ds.train_x.shape  # (60000, 784)
     """
     fn = "load_tfds_array_record"
     nonnegative_int(fn, "permutation_seed", permutation_seed)

@@ -108,9 +108,9 @@ def load_tu(
         the data lives and how to get it).
       GraphFormatError: a ValueError naming the file and line of a malformed entry.
 
-    Example:
-      >>> ds = load_tu("../shared/data/tu_raw", "MUTAG")  # doctest: +SKIP
-      >>> len(ds), ds.num_classes, ds.num_features  # doctest: +SKIP
+    Example (from the repository root, with ``../shared`` beside it):
+      >>> ds = load_tu("../shared/data/tu_raw", "MUTAG")
+      >>> len(ds), ds.num_classes, ds.num_features
       (188, 2, 7)
     """
     check_feature_args("load_tu", node_features, max_degree)
