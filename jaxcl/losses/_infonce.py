@@ -95,21 +95,22 @@ def _nt_xent_terms(a, b, a_all, b_all, valid_all, *, temperature, where, axis_na
     return _common.anchor_sum(per_row, where)
 
 
-@jax.custom_vjp
+@jax.custom_jvp
 def _gram(x: jax.Array) -> jax.Array:
-    """``x @ x.T``, whose gradient takes one product instead of two (the result is symmetric)."""
+    """``x @ x.T``, whose reverse-mode gradient takes one product instead of two.
+
+    The tangent ``dx x^T + x dx^T`` is written as ``p + p.T`` with ``p = dx @ x.T``; its
+    transpose is ``(g + g.T) @ x``, a single product. A JVP rule rather than a VJP rule, so
+    forward mode and higher derivatives (MetAug's second-order step) work as usual.
+    """
     return x @ x.T
 
 
-def _gram_fwd(x):
-    return x @ x.T, x
-
-
-def _gram_bwd(x, g):
-    return ((g + g.T) @ x,)
-
-
-_gram.defvjp(_gram_fwd, _gram_bwd)
+@_gram.defjvp
+def _gram_jvp(primals, tangents):
+    (x,), (dx,) = primals, tangents
+    p = dx @ x.T
+    return x @ x.T, p + p.T
 
 
 # Embedding width from which the Gram matrices' gradient is taken as one product with
