@@ -5,8 +5,11 @@
     # ESCo-RFF / ESCo-SORF rows: --config=experiments/grace/cora.py:rff (or :sorf)
     # smoke test of the pipeline (minutes): --config=experiments/grace/cora.py:quick
 
-Measured: not yet with this file (5 repeats x 400 full-graph epochs; an epoch takes 1.0 s on
-2 CPU cores, experiments/benchmarks/grace_benchmark.py, so about 40 minutes in all).
+Measured (5 repeats, each with its own initialisation, augmentations and 10/10/80 split;
+mean ± std over repeats, numpy's std): 84.06 ± 1.23 (seeds 84.23, 85.75, 84.41, 83.99,
+81.92) against the paper's 83.9. 2-core AMD EPYC CPU, no accelerator, jax 0.10.2,
+2026-11-21; 32 min for all 5 repeats (about 0.95 s per epoch) while other jobs shared the
+cores; an epoch alone takes 0.74 s (experiments/benchmarks/grace_benchmark.py).
 """
 
 from jaxcl.configs import grace_node
