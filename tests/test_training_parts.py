@@ -218,13 +218,7 @@ def test_default_step_applies_no_update_from_a_non_finite_step_on():
         training.make_default_train_step(_ScaledLoss(), graphdef, tx, lambda s: 0.1),
         donate_argnums=0,
     )
-    state = training.TrainState(
-        step=jnp.zeros((), jnp.int32),
-        params=params,
-        model_state=model_state,
-        opt_state=tx.init(params),
-        nonfinite_step=jnp.full((), -1, jnp.int32),
-    )
+    state = training.TrainState.create(params, model_state, tx)
     key = jax.random.key(0)
     state, _ = step(state, jnp.float32(1.0), key)
     before = jax.tree.map(np.asarray, (state.params, state.opt_state, state.model_state))

@@ -117,7 +117,6 @@ def summarize(seconds: list[float], num_graphs: int) -> dict:
 
 def jax_worker(args) -> dict:
     import jax
-    import jax.numpy as jnp
     import numpy as np
     from flax import nnx
 
@@ -152,13 +151,7 @@ def jax_worker(args) -> dict:
         weight_decay=config.optim.weight_decay,
         momentum=config.optim.momentum,
     )
-    state = training.TrainState(
-        step=jnp.zeros((), jnp.int32),
-        params=params,
-        model_state=model_state,
-        opt_state=tx.init(params),
-        nonfinite_step=jnp.full((), -1, jnp.int32),
-    )
+    state = training.TrainState.create(params, model_state, tx)
     # On the devices from the start, as the trainer's jitted init puts it: a state placed
     # later would compile the step twice (once per input placement).
     state = training.replicate(state, mesh)

@@ -105,7 +105,6 @@ def summarize(seconds: list[float]) -> dict:
 
 def jax_worker(args) -> dict:
     import jax
-    import jax.numpy as jnp
     import numpy as np
     from flax import nnx
 
@@ -140,13 +139,7 @@ def jax_worker(args) -> dict:
         o.schedule, peak=o.lr, total_steps=args.warmup + args.epochs, warmup_steps=0
     )
     tx = training.make_optimizer(o.name, schedule, weight_decay=o.weight_decay)
-    state = training.TrainState(
-        step=jnp.zeros((), jnp.int32),
-        params=params,
-        model_state=model_state,
-        opt_state=tx.init(params),
-        nonfinite_step=jnp.full((), -1, jnp.int32),
-    )
+    state = training.TrainState.create(params, model_state, tx)
     key = jax.random.key(args.seed)
 
     # Same model: on the initial weights, without augmentation, the node embeddings, the loss

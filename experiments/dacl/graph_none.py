@@ -6,8 +6,9 @@ Setup: jaxcl/configs/dacl_graph.py. Launch (one data set per run; ",quick" for a
 
 Measured (5 repeats, mean ± std over repeats, numpy's std; a repeat's score is its mean
 10-fold accuracy over the last 5 epochs); 2-core AMD EPYC CPU, no accelerator, jax 0.10.2,
-2026-11-21. Wall time is for all 5 repeats; * marks runs made while other jobs shared the
-2 cores (seed 0 of each was rerun alone with the committed code and matched exactly).
+2026-11-21, at commit 8264810 (later commits pad graph batches to other budgets, which
+changes only the order of floating-point sums; not rerun since). Wall time is for all 5
+repeats.
 
 =============  ==============  ==============  =========
 data set       paper           ours            wall time

@@ -203,13 +203,7 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> dict:
 
     def init_state():
         _, params, model_state = nnx.split(build(), nnx.Param, ...)
-        return TrainState(
-            step=jnp.zeros((), jnp.int32),
-            params=params,
-            model_state=model_state,
-            opt_state=tx.init(params),
-            nonfinite_step=jnp.full((), -1, jnp.int32),
-        )
+        return TrainState.create(params, model_state, tx)
 
     replicated = _mesh.replicated(mesh)
     abstract_state = jax.eval_shape(init_state)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import jax
+import jax.numpy as jnp
 import optax
 from flax import nnx
 
@@ -28,6 +29,19 @@ class TrainState:
     model_state: nnx.State
     opt_state: optax.OptState
     nonfinite_step: jax.Array
+
+    @classmethod
+    def create(
+        cls, params: nnx.State, model_state: nnx.State, tx: optax.GradientTransformation
+    ) -> TrainState:
+        """The state before the first step: step 0, ``tx``'s initial state, no failure."""
+        return cls(
+            step=jnp.zeros((), jnp.int32),
+            params=params,
+            model_state=model_state,
+            opt_state=tx.init(params),
+            nonfinite_step=jnp.full((), -1, jnp.int32),
+        )
 
 
 jax.tree_util.register_dataclass(
