@@ -134,11 +134,13 @@ def test_nt_xent_where_and_gradients():
     )
 
 
+@pytest.mark.parametrize("path", ["bounded", "generic"])
 @pytest.mark.parametrize("dim", [6, 300])  # below / above _SYMMETRIC_GRAM_MIN_DIM
-def test_nt_xent_shared_similarities_match_the_direct_computation(dim):
-    """The one-device path (shared cross similarities, symmetric Gram gradient for wide
-    embeddings) gives the value and gradients of the two directions computed separately,
-    masks included."""
+def test_nt_xent_shared_similarities_match_the_direct_computation(dim, path):
+    """Both one-device paths give the value and gradients of the two directions computed
+    separately, masks included: the bounded path (unit rows, shift 1/t, softmax weights
+    kept for the gradient; what ``nt_xent`` runs at t = 0.3) and the generic one (shared
+    cross similarities, symmetric Gram gradient for wide embeddings)."""
     from jaxcl.losses import _common, _infonce
 
     assert 6 < _infonce._SYMMETRIC_GRAM_MIN_DIM <= 300
@@ -153,7 +155,11 @@ def test_nt_xent_shared_similarities_match_the_direct_computation(dim):
         return (total_a + total_b) / (2.0 * count)
 
     def fast(a, b):
-        return losses.nt_xent(a, b, temperature=0.3, where=where)
+        if path == "bounded":
+            return losses.nt_xent(a, b, temperature=0.3, where=where)
+        a, b = _common.l2_normalize(a), _common.l2_normalize(b)
+        total, count = _infonce._nt_xent_local(a, b, temperature=0.3, where=where)
+        return total / (2.0 * count)
 
     value, grads = jax.jit(jax.value_and_grad(fast, argnums=(0, 1)))(za, zb)
     want, want_grads = jax.value_and_grad(direct, argnums=(0, 1))(za, zb)
@@ -161,6 +167,26 @@ def test_nt_xent_shared_similarities_match_the_direct_computation(dim):
     for g, w in zip(grads, want_grads, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
     assert not np.asarray(grads[0])[2].any()  # a masked pair gets no gradient
+
+
+@pytest.mark.parametrize("temperature", [0.01, 0.025, 2.0])
+def test_nt_xent_paths_by_temperature_and_normalisation(temperature, monkeypatch):
+    """The bounded path runs for normalised rows from t = 0.025 up; below, and without
+    normalisation, the generic one. Both match Algorithm 1, at its smallest temperatures
+    too (a max-shifted reference in float64)."""
+    from jaxcl.losses import _infonce
+
+    calls = []
+    bounded = _infonce._nt_xent_bounded
+    monkeypatch.setattr(_infonce, "_nt_xent_bounded", lambda *a: calls.append(1) or bounded(*a))
+    za, zb = _views(15, n=9, d=5)
+    got = losses.nt_xent(za, zb, temperature=temperature)
+    want = _nt_xent_ref(np.asarray(za, np.float64), np.asarray(zb, np.float64), temperature)
+    np.testing.assert_allclose(got, want, rtol=2e-5)
+    assert bool(calls) == (temperature >= _infonce._BOUNDED_MIN_TEMPERATURE)
+    calls.clear()
+    losses.nt_xent(_unit(za), _unit(zb), temperature=temperature, normalize=False)
+    assert not calls
 
 
 def _imix_ref(zq, zk, lam, perm, t):
@@ -268,26 +294,31 @@ def test_imix_bad_inputs(override, message):
     assert message in str(err.value), str(err.value)
 
 
-def test_nt_xent_wide_embeddings_support_forward_mode_and_second_order(monkeypatch):
-    """The Gram matrices' one-product gradient is a JVP rule: forward mode works, and
-    Hessian-vector products (forward over reverse and reverse over reverse) equal those of
-    the plain ``x @ x.T``."""
-    from jaxcl.losses import _infonce
+@pytest.mark.parametrize("temperature", [0.5, 0.01])  # bounded path / generic path
+def test_nt_xent_wide_embeddings_support_forward_mode_and_second_order(temperature, monkeypatch):
+    """Both paths' gradients are JVP rules (the bounded path's softmax weights, the generic
+    path's one-product Gram gradient): forward mode works, and Hessian-vector products
+    (forward over reverse and reverse over reverse) equal those of the plain computation
+    (the generic path with ``x @ x.T``, differentiated by JAX alone)."""
+    from jaxcl.losses import _common, _infonce
 
     za, zb = _views(14, n=6, d=300)
     v = jax.random.normal(jax.random.key(1), za.shape)
 
-    def hvps():
-        def f(a):
-            return losses.nt_xent(a, zb, temperature=0.5)
-
+    def hvps(f):
         fwd_rev = jax.jvp(jax.grad(f), (za,), (v,))[1]
         rev_rev = jax.grad(lambda a: jnp.vdot(jax.grad(f)(a), v))(za)
         return fwd_rev, rev_rev
 
-    fwd_rev, rev_rev = hvps()
+    fwd_rev, rev_rev = hvps(lambda a: losses.nt_xent(a, zb, temperature=temperature))
     monkeypatch.setattr(_infonce, "_gram", lambda x: x @ x.T)
-    want, _ = hvps()
+
+    def plain(a):
+        a, b = _common.l2_normalize(a), _common.l2_normalize(zb)
+        total, count = _infonce._nt_xent_local(a, b, temperature=temperature, where=None)
+        return total / (2.0 * count)
+
+    want, _ = hvps(plain)
     scale = np.abs(want).max()
     assert scale > 0
     np.testing.assert_allclose(fwd_rev, want, atol=1e-4 * scale)

@@ -3,7 +3,11 @@
 jaxcl's side is the trainer's step (``make_default_train_step``, jitted with
 ``donate_argnums=0``) of ``jaxcl.methods.get('grace')`` on the full Cora graph, from the
 trainer's node task (``training.make_task``: ``load_planetoid`` with row-normalised features,
-``graphs.node_graph``, placed on the device once). PyTorch Geometric's side is GRACE as in
+``graphs.node_graph``, placed on the device once). On CPU that task holds the graph in
+GRACE's sparse layout (``sparse_layout='auto'``; ``--sparse-layout off`` for the dense one):
+Cora's 1.3%-nonzero features as a ``graphs.SparseMatrix``, so the first GCN layer's product
+and its gradient read only the nonzeros, and propagation as sparse products over the
+edges' pattern; the model and its numbers are the same. PyTorch Geometric's side is GRACE as in
 its official code (CRIPAC-DIG/GRACE ``model.py``, ``train.py``), written here: two
 ``GCNConv`` layers (``2 d_e`` then ``d_e``) with one shared activation (``nn.PReLU()`` or
 ReLU), projection ``fc2(ELU(fc1(z)))``, views by ``dropout_edge`` (``dropout_adj``'s
@@ -39,7 +43,10 @@ Usage (from the repository root; ``pip install -e '.[bench]'`` for torch and PyG
   python experiments/benchmarks/grace_benchmark.py            # 50 timed epochs per side
   python experiments/benchmarks/grace_benchmark.py --quick    # 3 timed epochs per side
 
-Writes grace_benchmark[_quick].json and .png to --out (default experiments/benchmarks/results).
+  python experiments/benchmarks/grace_benchmark.py --sparse-layout off   # jaxcl dense
+
+Writes grace_benchmark[_quick][_layout_on|off].json and .png to --out (default
+experiments/benchmarks/results).
 """
 
 from __future__ import annotations
@@ -77,6 +84,12 @@ def parse_args() -> argparse.Namespace:
         "--activation",
         choices=["prelu", "relu"],
         help="the encoder's activation (default: the config's, ReLU for Cora as GRACE's)",
+    )
+    parser.add_argument(
+        "--sparse-layout",
+        choices=["auto", "on", "off"],
+        default="auto",
+        help="jaxcl's GRACE sparse_layout (default auto: sparse features and propagation on CPU)",
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT)
@@ -121,6 +134,7 @@ def jax_worker(args) -> dict:
         c.data.data_dir = str(args.data_dir)
         if args.activation:
             c.method.activation = args.activation
+        c.method.sparse_layout = args.sparse_layout
         c.method.update(overrides)
         training.validate(c, cls.defaults)
         return c
@@ -130,6 +144,7 @@ def jax_worker(args) -> dict:
     # The trainer's node task: Cora read, the graph built and placed on the device once.
     task = training.make_task(config, method, training.make_mesh(config.mesh.data))
     ds, graph = task.ds, next(iter(task.batches(0)))
+    sparse = isinstance(graph, methods.GRACEInputs)
     model = method.build(task.num_features, task.num_classes, nnx.Rngs(args.seed))
     graphdef, params, model_state = nnx.split(model, nnx.Param, ...)
     o = config.optim
@@ -151,7 +166,7 @@ def jax_worker(args) -> dict:
 
     @jax.jit
     def embed(params, model_state, graph):
-        return nnx.merge(graphdef, params, model_state, copy=True).encoder(graph)
+        return method.features(nnx.merge(graphdef, params, model_state, copy=True), graph)
 
     def flat(tree, prefix=""):
         return {
@@ -220,6 +235,7 @@ def jax_worker(args) -> dict:
     return {
         "device": f"{device.platform}: {device.device_kind} x {jax.device_count()}",
         "graph": {"nodes": ds.num_nodes, "edges": ds.num_edges, "features": ds.num_features},
+        "layout": "sparse" if sparse else "dense",
         "compile_s": compile_s,
         "xla": xla,
         "losses": losses,
@@ -466,8 +482,8 @@ def main() -> None:
     env["jax_device"], env["torch_device"] = jax_r["device"], torch_r["device"]
     env["torch_threads"] = torch_r["threads"]
     print(
-        f"# jaxcl on {env['jax_device']}; PyG on {env['torch_device']} with "
-        f"{env['torch_threads']} threads"
+        f"# jaxcl on {env['jax_device']} ({jax_r['layout']} layout); PyG on "
+        f"{env['torch_device']} with {env['torch_threads']} threads (dense features, as GRACE)"
     )
     speedup = torch_r["median_s"] / jax_r["median_s"]
 
@@ -499,6 +515,8 @@ def main() -> None:
 
     args.out.mkdir(parents=True, exist_ok=True)
     stem = "grace_benchmark_quick" if args.quick else "grace_benchmark"
+    if args.sparse_layout != "auto":
+        stem += f"_layout_{args.sparse_layout}"
     env["load_average_at_end"] = os.getloadavg()
     record = {
         "env": env,

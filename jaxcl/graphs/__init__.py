@@ -9,6 +9,10 @@ always sorted by receiver, so aggregations can use sorted segment sums.
 Augmentations keep static shapes: :func:`drop_edges` returns an edge mask, and
 :func:`mask_features` zeroes feature columns (GRACE). :func:`ppr_diffusion` computes
 MVGRL's personalised-PageRank view on the host, exactly or sparsely.
+
+Sparse node features (bag-of-words) can be a :class:`SparseMatrix`, whose product with a
+dense kernel (:func:`sparse_matmul`) GCN layers use; a graph's :func:`adjacency_pattern`
+lets GCN layers propagate through the same sparse products.
 """
 
 from jaxcl.graphs._augment import drop_edges, mask_features
@@ -29,12 +33,16 @@ from jaxcl.graphs._segments import (
     node_graph_ids,
     pool_nodes,
 )
+from jaxcl.graphs._sparse import Slabs, SparseMatrix, adjacency_pattern, sparse_matmul
 
 __all__ = [
     "Diffusion",
     "GraphBatcher",
     "PaddingBudget",
     "PaddingMasks",
+    "Slabs",
+    "SparseMatrix",
+    "adjacency_pattern",
     "aggregate_edges",
     "batch_graphs",
     "drop_edges",
@@ -51,4 +59,5 @@ __all__ = [
     "ppr_matrix",
     "receiver_order",
     "select_budget",
+    "sparse_matmul",
 ]

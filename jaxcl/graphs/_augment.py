@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import jraph
 
 from jaxcl import _checks as checks
+from jaxcl.graphs._sparse import SparseMatrix
 
 
 def drop_edges(
@@ -62,7 +63,7 @@ def drop_edges(
     return keep
 
 
-def mask_features(key: jax.Array, x: jax.Array, p: float) -> jax.Array:
+def mask_features(key: jax.Array, x: jax.Array | SparseMatrix, p: float):
     """GRACE's feature masking: zero each feature column with probability ``p``.
 
     One Bernoulli draw per feature dimension, shared by every node (the same columns are
@@ -70,11 +71,12 @@ def mask_features(key: jax.Array, x: jax.Array, p: float) -> jax.Array:
 
     Args:
       key: PRNG key.
-      x: ``[num_nodes, num_features]`` node features.
+      x: ``[num_nodes, num_features]`` node features, dense or a
+        :class:`~jaxcl.graphs.SparseMatrix` (the same draw masks the same columns).
       p: masking probability in ``[0, 1]``.
 
     Returns:
-      ``x`` with the masked columns set to 0 (same shape and dtype).
+      ``x`` with the masked columns set to 0 (same shape, dtype and kind).
 
     Example:
       >>> import jax, jax.numpy as jnp
@@ -90,6 +92,8 @@ def mask_features(key: jax.Array, x: jax.Array, p: float) -> jax.Array:
     fn = "mask_features"
     checks.prng_key(fn, "key", key)
     checks.in_range(fn, "p", p, 0.0, 1.0)
+    if isinstance(x, SparseMatrix):
+        return x.mask_columns(jax.random.uniform(key, (x.shape[1],)) >= p)
     x = checks.floating_array(fn, "x", x, ndim=2)
     masked = jax.random.uniform(key, (x.shape[1],)) < p
     return jnp.where(masked[None, :], jnp.zeros((), x.dtype), x)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.typing import ArrayLike
 
 from jaxcl import _checks
@@ -150,6 +153,88 @@ def _nt_xent_local(a, b, *, temperature, where):
     return total_a + total_b, count
 
 
+# With unit-norm rows every logit lies in [-1/t, 1/t], so each logsumexp can be shifted by the
+# constant 1/t instead of its row's maximum: exp(s/t - 1/t) >= exp(-2/t) stays a normal float32
+# (> 1e-38, exp(-87)) while 2/t <= 80, i.e. t >= 0.025; below that the generic path is used.
+_BOUNDED_MIN_TEMPERATURE = 0.025
+
+
+def _bounded_terms(a, b, where, temperature):
+    """Per-anchor pieces of :func:`_nt_xent_bounded` (unit rows ``a``, ``b``).
+
+    Returns the three similarity matrices' shifted exponentials (zero off the valid pairs and
+    on the same-view diagonals), the partition sums ``z_a``, ``z_b`` of every anchor, and the
+    valid-anchor indicator ``v`` (float).
+    """
+    n = a.shape[0]
+    inv_t = 1.0 / temperature
+    v = jnp.ones((n,), jnp.float32) if where is None else where.astype(jnp.float32)
+    off_diag = ~jnp.eye(n, dtype=bool)
+    pair = None if where is None else where[:, None] & where[None, :]
+
+    def shifted_exp(s, diagonal):
+        e = jnp.exp((s - 1.0) * inv_t)  # exp(s/t - 1/t), in (0, 1]
+        keep = pair if diagonal else (off_diag if pair is None else off_diag & pair)
+        return e if keep is None else jnp.where(keep, e, 0.0)
+
+    cross = a @ b.T  # cross[i, j] = a_i . b_j
+    e_ab = shifted_exp(cross, True)
+    e_aa = shifted_exp(a @ a.T, False)
+    e_bb = shifted_exp(b @ b.T, False)
+    # Anchor a_i: candidates b_j (row i of cross) and a_j (j != i); anchor b_j: a_i (column j)
+    # and b_i (i != j).
+    z_a = jnp.sum(e_ab, axis=1) + jnp.sum(e_aa, axis=1)
+    z_b = jnp.sum(e_ab, axis=0) + jnp.sum(e_bb, axis=1)
+    return cross, e_ab, e_aa, e_bb, z_a, z_b, v
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(3,))
+def _nt_xent_bounded(a, b, where, temperature):
+    """``(sum of both directions' losses over valid anchors, their count)`` for unit rows."""
+    cross, _, _, _, z_a, z_b, v = _bounded_terms(a, b, where, temperature)
+    valid = v > 0
+    # log of the partition sums (1 for a masked anchor, which then adds 0).
+    log_z = jnp.log(jnp.where(valid, z_a, 1.0)) + jnp.log(jnp.where(valid, z_b, 1.0))
+    positive = jnp.diagonal(cross)
+    per_anchor = log_z + 2.0 * (1.0 - positive) / temperature  # the shifts 1/t added back
+    return jnp.sum(jnp.where(valid, per_anchor, 0.0)), jnp.sum(v)
+
+
+@_nt_xent_bounded.defjvp
+def _nt_xent_bounded_jvp(temperature, primals, tangents):
+    """Tangent of the total through the softmax weights computed once in the primal pass.
+
+    With ``r = v / z`` per anchor, the total's derivative in the similarities is
+    ``M_ab = (e_ab * (r_a[:, None] + r_b[None, :]) - 2 diag(v)) / t`` for ``a @ b.T`` and
+    ``M_aa = e_aa * (r_a[:, None] + r_a[None, :]) / t`` for the symmetric ``a @ a.T`` (its
+    two triangles' contributions already summed, as ``e_aa`` is symmetric; ``M_bb``
+    likewise), so ``d total = <da, M_ab b + M_aa a> + <db, M_ab^T a + M_bb b>``: one
+    elementwise pass per matrix and four products, whatever transformation follows (reverse
+    mode transposes the inner products, forward mode evaluates them; both differentiable
+    again, for MetAug's second-order step).
+    """
+    a, b, where = primals
+    da, db, _ = tangents
+    cross, e_ab, e_aa, e_bb, z_a, z_b, v = _bounded_terms(a, b, where, temperature)
+    valid = v > 0
+    inv_t = 1.0 / temperature
+    r_a = jnp.where(valid, 1.0 / jnp.where(valid, z_a, 1.0), 0.0)
+    r_b = jnp.where(valid, 1.0 / jnp.where(valid, z_b, 1.0), 0.0)
+    n = a.shape[0]
+    diag = jnp.where(jnp.eye(n, dtype=bool), 2.0 * v[:, None], 0.0)
+    m_ab = (e_ab * (r_a[:, None] + r_b[None, :]) - diag) * inv_t
+    m_aa = e_aa * (r_a[:, None] + r_a[None, :]) * inv_t
+    m_bb = e_bb * (r_b[:, None] + r_b[None, :]) * inv_t
+    grad_a = m_ab @ b + m_aa @ a
+    grad_b = m_ab.T @ a + m_bb @ b
+    log_z = jnp.log(jnp.where(valid, z_a, 1.0)) + jnp.log(jnp.where(valid, z_b, 1.0))
+    per_anchor = log_z + 2.0 * (1.0 - jnp.diagonal(cross)) * inv_t
+    total = jnp.sum(jnp.where(valid, per_anchor, 0.0))
+    d_total = jnp.sum(da * grad_a) + jnp.sum(db * grad_b)
+    count = jnp.sum(v)
+    return (total, count), (d_total, jnp.zeros_like(count))
+
+
 def nt_xent(
     z_a: ArrayLike,
     z_b: ArrayLike,
@@ -200,7 +285,14 @@ def nt_xent(
     prep = _common.l2_normalize if normalize else (lambda z: z.astype(jnp.float32))
     a, b = prep(z_a), prep(z_b)
     if axis_name is None:
-        total, count = _nt_xent_local(a, b, temperature=temperature, where=where)
+        if (
+            normalize
+            and isinstance(temperature, (int, float, np.floating, np.integer))
+            and temperature >= _BOUNDED_MIN_TEMPERATURE
+        ):
+            total, count = _nt_xent_bounded(a, b, where, float(temperature))
+        else:
+            total, count = _nt_xent_local(a, b, temperature=temperature, where=where)
         return _common.global_mean(total, 2.0 * count, None)
     a_all = _common.gather_rows(a, axis_name)
     b_all = _common.gather_rows(b, axis_name)

@@ -6,7 +6,7 @@
 from jaxcl.methods._base import Batch, Method, build_encoder
 from jaxcl.methods._graph import DACLGraph, InfoGraph
 from jaxcl.methods._imix import IMix, NPair
-from jaxcl.methods._node import GRACE, MVGRL
+from jaxcl.methods._node import GRACE, MVGRL, GRACEInputs
 from jaxcl.methods._tabular import DACL, DACLPlus, GaussianNoise, NoPretraining, Supervised
 
 REGISTRY: dict[str, type[Method]] = {
@@ -38,6 +38,7 @@ __all__ = [
     "DACL",
     "DACLGraph",
     "GRACE",
+    "GRACEInputs",
     "MVGRL",
     "REGISTRY",
     "Batch",
