@@ -25,6 +25,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxcl.graphs._segments import gather_nodes
+
 
 @jax.tree_util.register_dataclass
 @dataclasses.dataclass(frozen=True)
@@ -87,10 +89,6 @@ class SparseMatrix:
     @property
     def dtype(self):
         return self.by_row.values.dtype
-
-    @property
-    def ndim(self) -> int:
-        return 2
 
     @classmethod
     def from_coo(
@@ -173,7 +171,7 @@ class SparseMatrix:
         padded = jnp.concatenate([values, jnp.zeros((1,), values.dtype)])
 
         def fill(slabs):
-            got = padded.at[slabs.entries].get(mode="promise_in_bounds")
+            got = gather_nodes(padded, slabs.entries)
             return dataclasses.replace(slabs, values=got)
 
         return dataclasses.replace(self, by_row=fill(self.by_row), by_col=fill(self.by_col))
@@ -232,7 +230,7 @@ def _slab_product(slabs: Slabs, num_rows: int, dense: jax.Array) -> jax.Array:
     idx, val = slabs.indices, slabs.values.astype(dense.dtype)
 
     def term(k):
-        return val[:, k, None] * dense.at[idx[:, k]].get(mode="promise_in_bounds")
+        return val[:, k, None] * gather_nodes(dense, idx[:, k])
 
     out = term(0)
     for k in range(1, idx.shape[1]):  # unrolled: XLA fuses the K gathers into one loop
@@ -245,9 +243,9 @@ def _slab_product(slabs: Slabs, num_rows: int, dense: jax.Array) -> jax.Array:
 
 def _value_grad(slabs: Slabs, dense: jax.Array, g: jax.Array) -> jax.Array:
     """d(sum(g * (M @ dense))) / d values: ``<g[row], dense[col]>`` per stored entry."""
-    g_rows = g.at[slabs.rows].get(mode="promise_in_bounds")
+    g_rows = gather_nodes(g, slabs.rows)
     cols = [
-        jnp.sum(g_rows * dense.at[slabs.indices[:, k]].get(mode="promise_in_bounds"), axis=1)
+        jnp.sum(g_rows * gather_nodes(dense, slabs.indices[:, k]), axis=1)
         for k in range(slabs.indices.shape[1])
     ]
     return jnp.stack(cols, axis=1).astype(slabs.values.dtype)

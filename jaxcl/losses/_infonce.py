@@ -188,16 +188,21 @@ def _bounded_terms(a, b, where, temperature):
     return cross, e_ab, e_aa, e_bb, z_a, z_b, v
 
 
-@functools.partial(jax.custom_jvp, nondiff_argnums=(3,))
-def _nt_xent_bounded(a, b, where, temperature):
-    """``(sum of both directions' losses over valid anchors, their count)`` for unit rows."""
-    cross, _, _, _, z_a, z_b, v = _bounded_terms(a, b, where, temperature)
+def _bounded_total(cross, z_a, z_b, v, temperature):
+    """The sum of both directions' losses over the valid anchors, and their count."""
     valid = v > 0
     # log of the partition sums (1 for a masked anchor, which then adds 0).
     log_z = jnp.log(jnp.where(valid, z_a, 1.0)) + jnp.log(jnp.where(valid, z_b, 1.0))
     positive = jnp.diagonal(cross)
     per_anchor = log_z + 2.0 * (1.0 - positive) / temperature  # the shifts 1/t added back
     return jnp.sum(jnp.where(valid, per_anchor, 0.0)), jnp.sum(v)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(3,))
+def _nt_xent_bounded(a, b, where, temperature):
+    """``(sum of both directions' losses over valid anchors, their count)`` for unit rows."""
+    cross, _, _, _, z_a, z_b, v = _bounded_terms(a, b, where, temperature)
+    return _bounded_total(cross, z_a, z_b, v, temperature)
 
 
 @_nt_xent_bounded.defjvp
@@ -227,11 +232,8 @@ def _nt_xent_bounded_jvp(temperature, primals, tangents):
     m_bb = e_bb * (r_b[:, None] + r_b[None, :]) * inv_t
     grad_a = m_ab @ b + m_aa @ a
     grad_b = m_ab.T @ a + m_bb @ b
-    log_z = jnp.log(jnp.where(valid, z_a, 1.0)) + jnp.log(jnp.where(valid, z_b, 1.0))
-    per_anchor = log_z + 2.0 * (1.0 - jnp.diagonal(cross)) * inv_t
-    total = jnp.sum(jnp.where(valid, per_anchor, 0.0))
+    total, count = _bounded_total(cross, z_a, z_b, v, temperature)
     d_total = jnp.sum(da * grad_a) + jnp.sum(db * grad_b)
-    count = jnp.sum(v)
     return (total, count), (d_total, jnp.zeros_like(count))
 
 
