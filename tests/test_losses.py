@@ -134,16 +134,25 @@ def test_nt_xent_where_and_gradients():
     )
 
 
-@pytest.mark.parametrize("path", ["bounded", "generic"])
+@pytest.mark.parametrize("path", ["bounded", "bounded-3-blocks", "bounded-5-blocks", "generic"])
 @pytest.mark.parametrize("dim", [6, 300])  # below / above _SYMMETRIC_GRAM_MIN_DIM
-def test_nt_xent_shared_similarities_match_the_direct_computation(dim, path):
+def test_nt_xent_shared_similarities_match_the_direct_computation(dim, path, monkeypatch):
     """Both one-device paths give the value and gradients of the two directions computed
     separately, masks included: the bounded path (unit rows, shift 1/t, softmax weights
-    kept for the gradient; what ``nt_xent`` runs at t = 0.3) and the generic one (shared
-    cross similarities, symmetric Gram gradient for wide embeddings)."""
+    kept for the gradient; what ``nt_xent`` runs at t = 0.3), with the same-view matrices
+    whole or as upper blocks of unequal sizes, and the generic one (shared cross
+    similarities, symmetric Gram gradient for wide embeddings)."""
     from jaxcl.losses import _common, _infonce
 
     assert 6 < _infonce._SYMMETRIC_GRAM_MIN_DIM <= 300
+    if path.endswith("blocks"):
+        rows = {"3": 3, "5": 2}[path.split("-")[1]]
+        monkeypatch.setattr(_infonce, "_GRAM_BLOCK_ROWS", rows)
+        blocks = _infonce._row_blocks(10)
+        assert len(blocks) == int(path.split("-")[1]), blocks
+        assert blocks[0][0] == 0 and blocks[-1][1] == 10
+    else:
+        assert len(_infonce._row_blocks(10)) == 1
     za, zb = _views(13, n=10, d=dim)
     where = jnp.asarray(np.array([1, 1, 0, 1, 1, 1, 0, 1, 1, 1], bool))
 
@@ -155,7 +164,7 @@ def test_nt_xent_shared_similarities_match_the_direct_computation(dim, path):
         return (total_a + total_b) / (2.0 * count)
 
     def fast(a, b):
-        if path == "bounded":
+        if path.startswith("bounded"):
             return losses.nt_xent(a, b, temperature=0.3, where=where)
         a, b = _common.l2_normalize(a), _common.l2_normalize(b)
         total, count = _infonce._nt_xent_local(a, b, temperature=0.3, where=where)
@@ -294,13 +303,20 @@ def test_imix_bad_inputs(override, message):
     assert message in str(err.value), str(err.value)
 
 
+@pytest.mark.parametrize("block_rows", [None, 2])  # same-view matrices whole / 3 blocks
 @pytest.mark.parametrize("temperature", [0.5, 0.01])  # bounded path / generic path
-def test_nt_xent_wide_embeddings_support_forward_mode_and_second_order(temperature, monkeypatch):
+def test_nt_xent_wide_embeddings_support_forward_mode_and_second_order(
+    temperature, block_rows, monkeypatch
+):
     """Both paths' gradients are JVP rules (the bounded path's softmax weights, the generic
     path's one-product Gram gradient): forward mode works, and Hessian-vector products
     (forward over reverse and reverse over reverse) equal those of the plain computation
     (the generic path with ``x @ x.T``, differentiated by JAX alone)."""
     from jaxcl.losses import _common, _infonce
+
+    if block_rows is not None:
+        monkeypatch.setattr(_infonce, "_GRAM_BLOCK_ROWS", block_rows)
+        assert len(_infonce._row_blocks(6)) == 3
 
     za, zb = _views(14, n=6, d=300)
     v = jax.random.normal(jax.random.key(1), za.shape)
