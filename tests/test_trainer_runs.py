@@ -90,9 +90,18 @@ def test_rerun_resumes_from_the_last_checkpoint_and_does_no_more_steps(tmp_path,
     assert json.loads((tmp_path / "config.json").read_text())["train"]["log_every_steps"] == 7
 
 
-def test_no_pretraining_and_supervised_rows(tmp_path):
+def test_no_pretraining_and_supervised_rows(tmp_path, monkeypatch):
+    from jaxcl.training import _host
+
+    calls = []
+    monkeypatch.setattr(_host, "reuse_host_memory", lambda: calls.append(1) or False)
     none = training.train_and_evaluate(_tiny("none"), str(tmp_path / "none"))
     assert none["steps"] == 0 and 0.1 < none["test_top1"] <= 1
+    assert not calls  # train.reuse_host_memory is off by default
+    training.train_and_evaluate(
+        _tiny("none", **{"train.reuse_host_memory": True}), str(tmp_path / "none_reuse")
+    )
+    assert calls == [1]  # the trainer applies the setting when the config asks for it
     sup = training.train_and_evaluate(
         _tiny("supervised", **{"train.epochs": 10}), str(tmp_path / "sup")
     )

@@ -23,6 +23,19 @@ def peak_rss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+def add_host_memory_flag(parser) -> None:
+    """``--host-memory``: both workers keep freed memory for reuse (default) or not."""
+    parser.add_argument(
+        "--host-memory",
+        choices=["reuse", "default"],
+        default="reuse",
+        help="reuse (default; what jaxcl's trainer does with config.train.reuse_host_memory, "
+        "on in the GRACE and DACL-graph configs): glibc keeps freed memory for reuse, on both "
+        "sides, and jaxcl dispatches on the calling thread; default: the allocator's own "
+        "settings on both sides",
+    )
+
+
 def run_worker(script: str, flags: list[str], label: str) -> dict:
     """Runs ``python script *flags`` and returns the last JSON line it printed.
 

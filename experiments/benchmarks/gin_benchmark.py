@@ -84,6 +84,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--epochs", type=int, default=10, help="timed epochs per side")
     parser.add_argument("--warmup", type=int, default=1, help="untimed epochs first")
     parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT)
+    _common.add_host_memory_flag(parser)
     parser.add_argument(
         "--torch-threads",
         type=int,
@@ -134,6 +135,9 @@ def jax_worker(args) -> dict:
     if args.padding_anchors:
         config.data.padding_anchors = args.padding_anchors
     training.validate(config, cls.defaults)
+    # As the trainer does first for this config (train.reuse_host_memory), before JAX's CPU
+    # backend exists.
+    reused = args.host_memory == "reuse" and training.reuse_host_memory()
     method = cls(config)
     mesh = training.make_mesh(config.mesh.data)
     task = training.make_task(config, method, mesh)
@@ -261,6 +265,7 @@ def jax_worker(args) -> dict:
     device = jax.devices()[0]
     return {
         "device": f"{device.platform}: {device.device_kind} x {jax.device_count()}",
+        "host_memory_reused": bool(reused),
         "warmup": warmup,
         "compilations_during_timing": compiles["count"],
         "final_loss": float(metrics["loss"]),
@@ -284,7 +289,11 @@ def torch_worker(args) -> dict:
     from torch_geometric.loader import DataLoader
     from torch_geometric.nn import GINConv, global_add_pool
 
+    from jaxcl import _hostmem  # glibc settings only: no JAX in this process
+
     torch.set_num_threads(args.torch_threads)
+    # The allocator settings of jaxcl's side (PyTorch computes on the calling thread).
+    reused = args.host_memory == "reuse" and _hostmem.keep_freed_memory()
     rss_after_imports = _common.peak_rss_bytes()
 
     setup = json.loads((args.exchange / "setup.json").read_text())
@@ -449,6 +458,7 @@ def torch_worker(args) -> dict:
     return {
         "device": "cpu",
         "threads": torch.get_num_threads(),
+        "host_memory_reused": bool(reused),
         "torch_geometric": torch_geometric.__version__,
         "check": check,
         "final_loss": final_loss,
@@ -479,6 +489,7 @@ def run_worker(kind: str, args, exchange: pathlib.Path) -> dict:
         )
         + [
             f"--torch-threads={args.torch_threads}",
+            f"--host-memory={args.host_memory}",
         ]
         + (["--quick"] if args.quick else [])
     )
@@ -532,6 +543,11 @@ def main() -> None:
         setup = json.loads((exchange / "setup.json").read_text())
         torch_r = run_worker("torch", args, exchange)
     env["jax_device"], env["torch_device"] = jax_r["device"], torch_r["device"]
+    env["host_memory"] = args.host_memory
+    print(
+        f"# host memory: {args.host_memory} (freed memory kept for reuse: jaxcl "
+        f"{jax_r['host_memory_reused']}, PyG {torch_r['host_memory_reused']})"
+    )
     env["torch_threads"] = torch_r["threads"]
     m = setup["model"]
     print(
@@ -583,6 +599,8 @@ def main() -> None:
 
     args.out.mkdir(parents=True, exist_ok=True)
     stem = "gin_benchmark_quick" if args.quick else "gin_benchmark"
+    if args.host_memory != "reuse":
+        stem += f"_host_{args.host_memory}"
     env["load_average_at_end"] = os.getloadavg()
     record = {
         "env": env,

@@ -31,6 +31,13 @@ through clu's metric writers), and for jaxcl XLA's buffer sizes of the compiled 
 ``--epochs`` epochs after ``--warmup`` epochs (and, for jaxcl, after compiling), each epoch
 waited for.
 
+Host memory (``--host-memory``): by default both workers keep freed memory for reuse, as
+jaxcl's trainer does with GRACE's configs (``train.reuse_host_memory``: glibc's
+``M_MMAP_MAX = 0`` and ``M_TRIM_THRESHOLD`` at its maximum, and, on jaxcl's side, JAX's CPU
+computations dispatched on the calling thread); without it XLA:CPU maps and page-faults its
+245 MiB of temporaries afresh every step. ``--host-memory default`` leaves glibc's settings
+on both sides.
+
 Target (issue): jaxcl at least 2x faster per epoch than PyTorch Geometric.
 
 Time on a quiet machine: on cores shared with other jobs PyTorch's OpenMP threads wait for
@@ -44,8 +51,9 @@ Usage (from the repository root; ``pip install -e '.[bench]'`` for torch and PyG
   python experiments/benchmarks/grace_benchmark.py --quick    # 3 timed epochs per side
 
   python experiments/benchmarks/grace_benchmark.py --sparse-layout off   # jaxcl dense
+  python experiments/benchmarks/grace_benchmark.py --host-memory default # glibc as is
 
-Writes grace_benchmark[_quick][_layout_on|off].json and .png to --out (default
+Writes grace_benchmark[_quick][_layout_on|off][_host_default].json and .png to --out (default
 experiments/benchmarks/results).
 """
 
@@ -91,6 +99,7 @@ def parse_args() -> argparse.Namespace:
         default="auto",
         help="jaxcl's GRACE sparse_layout (default auto: sparse features and propagation on CPU)",
     )
+    _common.add_host_memory_flag(parser)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT)
     parser.add_argument(
@@ -140,6 +149,9 @@ def jax_worker(args) -> dict:
         return c
 
     config = make_config()
+    # As the trainer does first for this config (train.reuse_host_memory), before JAX's CPU
+    # backend exists.
+    reused = args.host_memory == "reuse" and training.reuse_host_memory()
     method = cls(config)
     # The trainer's node task: Cora read, the graph built and placed on the device once.
     task = training.make_task(config, method, training.make_mesh(config.mesh.data))
@@ -236,6 +248,7 @@ def jax_worker(args) -> dict:
         "device": f"{device.platform}: {device.device_kind} x {jax.device_count()}",
         "graph": {"nodes": ds.num_nodes, "edges": ds.num_edges, "features": ds.num_features},
         "layout": "sparse" if sparse else "dense",
+        "host_memory_reused": bool(reused),
         "compile_s": compile_s,
         "xla": xla,
         "losses": losses,
@@ -258,11 +271,15 @@ def torch_worker(args) -> dict:
     from torch_geometric.nn import GCNConv
     from torch_geometric.utils import dropout_edge
 
+    from jaxcl import _hostmem  # glibc settings only: no JAX in this process
+
     torch.set_num_threads(args.torch_threads)
+    # The allocator settings of jaxcl's side (PyTorch computes on the calling thread).
+    reused = args.host_memory == "reuse" and _hostmem.keep_freed_memory()
     rss_after_imports = _common.peak_rss_bytes()
 
     # Cora as jaxcl's reader gives it (row-normalised features, 10,556 directed edges), passed
-    # as NumPy arrays: this process imports neither jax nor jaxcl.
+    # as NumPy arrays: this process imports neither jax nor jaxcl's JAX code.
     jx = dict(np.load(args.exchange / "jax.npz"))
     hp = json.loads((args.exchange / "setup.json").read_text())
     x = torch.from_numpy(jx["x"])
@@ -384,6 +401,7 @@ def torch_worker(args) -> dict:
     return {
         "device": "cpu",
         "threads": torch.get_num_threads(),
+        "host_memory_reused": bool(reused),
         "torch_geometric": torch_geometric.__version__,
         "check": check,
         "losses": losses,
@@ -407,6 +425,8 @@ def run_worker(kind: str, args, exchange: pathlib.Path) -> dict:
         ]
         + ([f"--activation={args.activation}"] if args.activation else [])
         + [
+            f"--sparse-layout={args.sparse_layout}",
+            f"--host-memory={args.host_memory}",
             f"--seed={args.seed}",
             f"--exchange={exchange}",
             f"--torch-threads={args.torch_threads}",
@@ -485,6 +505,11 @@ def main() -> None:
         f"# jaxcl on {env['jax_device']} ({jax_r['layout']} layout); PyG on "
         f"{env['torch_device']} with {env['torch_threads']} threads (dense features, as GRACE)"
     )
+    env["host_memory"] = args.host_memory
+    print(
+        f"# host memory: {args.host_memory} (freed memory kept for reuse: jaxcl "
+        f"{jax_r['host_memory_reused']}, PyG {torch_r['host_memory_reused']})"
+    )
     speedup = torch_r["median_s"] / jax_r["median_s"]
 
     header = (
@@ -517,6 +542,8 @@ def main() -> None:
     stem = "grace_benchmark_quick" if args.quick else "grace_benchmark"
     if args.sparse_layout != "auto":
         stem += f"_layout_{args.sparse_layout}"
+    if args.host_memory != "reuse":
+        stem += f"_host_{args.host_memory}"
     env["load_average_at_end"] = os.getloadavg()
     record = {
         "env": env,

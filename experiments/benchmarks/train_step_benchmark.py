@@ -80,6 +80,7 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT)
+    _common.add_host_memory_flag(parser)
     parser.add_argument(
         "--torch-threads",
         type=int,
@@ -144,6 +145,9 @@ def jax_worker(args) -> dict:
     config.optim.weight_decay, config.optim.momentum = WEIGHT_DECAY, MOMENTUM
     config.train.batch_size = args.batch
     training.validate(config, methods.DACL.defaults)
+    # What the trainer does first with train.reuse_host_memory on, before JAX's CPU backend
+    # exists (off in base_config(); --host-memory default to compare).
+    reused = args.host_memory == "reuse" and training.reuse_host_memory()
 
     method = methods.DACL(config)
     model = method.build(NUM_FEATURES, 10, nnx.Rngs(args.seed))
@@ -224,6 +228,7 @@ def jax_worker(args) -> dict:
     device = jax.devices()[0]
     return {
         "device": f"{device.platform}: {device.device_kind} x {jax.device_count()}",
+        "host_memory_reused": bool(reused),
         "check": check,
         "compile_s": compile_s,
         "xla_bytes": xla_bytes,
@@ -244,7 +249,11 @@ def torch_worker(args) -> dict:
     import torch.nn.functional as F
     from torch import nn
 
+    from jaxcl import _hostmem  # glibc settings only: no JAX in this process
+
     torch.set_num_threads(args.torch_threads)
+    # The allocator settings of jaxcl's side (PyTorch computes on the calling thread).
+    reused = args.host_memory == "reuse" and _hostmem.keep_freed_memory()
     rss_after_imports = _common.peak_rss_bytes()
 
     class MLP(nn.Module):
@@ -448,6 +457,7 @@ def torch_worker(args) -> dict:
         "check": check,
         "device": "cpu",
         "threads": torch.get_num_threads(),
+        "host_memory_reused": bool(reused),
         "eager": time_steps(train_step),
     }
     if args.torch_compile:
@@ -477,6 +487,7 @@ def run_worker(kind: str, width: int, args, exchange: pathlib.Path) -> dict:
         f"--seed={args.seed}",
         f"--exchange={exchange}",
         f"--torch-threads={args.torch_threads}",
+        f"--host-memory={args.host_memory}",
         "--torch-compile" if args.torch_compile else "--no-torch-compile",
     ]
     return _common.run_worker(__file__, cmd, f"{kind} (W={width})")
@@ -574,6 +585,12 @@ def main() -> None:
     env["jax_device"] = results[0]["jax"]["device"]
     env["torch_device"] = results[0]["torch"]["device"]
     env["torch_threads"] = results[0]["torch"]["threads"]
+    env["host_memory"] = args.host_memory
+    print(
+        f"# host memory: {args.host_memory} (freed memory kept for reuse: jaxcl "
+        f"{results[0]['jax']['host_memory_reused']}, PyTorch "
+        f"{results[0]['torch']['host_memory_reused']})"
+    )
     print(
         f"\n# jaxcl on {env['jax_device']}; PyTorch on {env['torch_device']} with "
         f"{env['torch_threads']} threads"
@@ -619,6 +636,8 @@ def main() -> None:
 
     args.out.mkdir(parents=True, exist_ok=True)
     stem = "train_step_benchmark_quick" if args.quick else "train_step_benchmark"
+    if args.host_memory != "reuse":
+        stem += f"_host_{args.host_memory}"
     env["load_average_at_end"] = os.getloadavg()
     record = {
         "env": env,

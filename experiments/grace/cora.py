@@ -10,8 +10,11 @@ mean ± std over repeats, numpy's std): 84.06 ± 1.23 (seeds 84.23, 85.75, 84.41
 81.92) against the paper's 83.9. 2-core AMD EPYC CPU, no accelerator, jax 0.10.2,
 2026-11-21, commit 460874f (dense layout); 32 min for all 5 repeats (about 0.95 s per epoch)
 while other jobs shared the cores. Since then GRACE holds Cora sparse on CPU
-(``sparse_layout='auto'``; same model, float32 rounding differs): an epoch alone takes
-0.56 s (experiments/benchmarks/grace_benchmark.py; 0.73 s at that commit).
+(``sparse_layout='auto'``), ``nt_xent`` computes the symmetric same-view similarities from
+their upper blocks, and the trainer keeps freed host memory for reuse
+(``train.reuse_host_memory``); same model, float32 rounding differs. An epoch alone takes
+0.46 s (experiments/benchmarks/grace_benchmark.py, 2026-11-21; 0.52 s with
+``--host-memory default``, 0.73 s at that commit).
 """
 
 from jaxcl.configs import grace_node

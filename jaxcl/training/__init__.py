@@ -5,6 +5,7 @@ entry of ``config.variants`` and tabulates the results.
 """
 
 from jaxcl.training._config import ConfigError, base_config, validate
+from jaxcl.training._host import reuse_host_memory
 from jaxcl.training._loop import make_default_train_step, make_task, train_and_evaluate
 from jaxcl.training._mesh import make_mesh, maybe_initialize_distributed, replicate, shard_batch
 from jaxcl.training._optim import decay_mask, make_optimizer, make_schedule, warmup_cosine
@@ -27,6 +28,7 @@ __all__ = [
     "make_schedule",
     "maybe_initialize_distributed",
     "replicate",
+    "reuse_host_memory",
     "run_repeats",
     "run_variants",
     "shard_batch",

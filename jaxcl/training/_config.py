@@ -75,6 +75,12 @@ def base_config() -> ml_collections.ConfigDict:
     c.train.checkpoint_every_steps = 500
     c.train.keep_checkpoints = 3
     c.train.knn_every_epochs = 0  # 0 = only at the end
+    # Keep freed host memory for reuse (glibc) and dispatch CPU computations synchronously, so
+    # that XLA:CPU's per-step temporaries are not page-faulted in afresh every step
+    # (jaxcl.training.reuse_host_memory). Worth it for large full-batch steps (GRACE on Cora,
+    # 2 CPU cores: 524 -> 456 ms per epoch; on in their configs); costs runs of many short
+    # steps their asynchronous dispatch (the quickstart: 10-15% slower), hence off here.
+    c.train.reuse_host_memory = False
 
     c.eval = ml_collections.ConfigDict()
     c.eval.linear_epochs = 200
@@ -217,6 +223,8 @@ def validate(config: ml_collections.ConfigDict, method_defaults: dict) -> None:
     for key in ("log_every_steps", "checkpoint_every_steps", "keep_checkpoints"):
         _number(f"train.{key}", config.train[key], minimum=1, integer=True)
     _number("train.knn_every_epochs", config.train.knn_every_epochs, minimum=0, integer=True)
+    if not isinstance(config.train.reuse_host_memory, bool):
+        _fail("train.reuse_host_memory", config.train.reuse_host_memory, "True or False")
     _number("eval.linear_epochs", config.eval.linear_epochs, minimum=1, integer=True)
     _number("eval.linear_batch_size", config.eval.linear_batch_size, minimum=1, integer=True)
     _number("eval.linear_lr", config.eval.linear_lr, minimum=0, exclusive=True)

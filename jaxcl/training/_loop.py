@@ -17,7 +17,7 @@ from absl import logging
 from flax import nnx
 
 from jaxcl import methods
-from jaxcl.training import _checkpoint, _config, _logging, _mesh, _optim, _tasks
+from jaxcl.training import _checkpoint, _config, _host, _logging, _mesh, _optim, _tasks
 from jaxcl.training._state import TrainState
 
 # Steps dispatched ahead of the one being waited for. Two keep an accelerator busy while the
@@ -159,9 +159,11 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> dict:
       top-1 of the linear probe or classifier for tabular data; the graph protocols' mean
       accuracies), final loss, timings.
     """
-    _mesh.maybe_initialize_distributed()
     method_cls = methods.get(config.method.name)
     _config.validate(config, method_cls.defaults)
+    if config.train.reuse_host_memory:
+        _host.reuse_host_memory()  # before JAX creates its CPU backend
+    _mesh.maybe_initialize_distributed()
     method = method_cls(config)
     os.makedirs(workdir, exist_ok=True)
     _save_config(config, workdir)

@@ -1,0 +1,60 @@
+"""Host memory: keep XLA:CPU's per-step temporaries in the process instead of the OS.
+
+XLA:CPU allocates the temporaries of each execution as one block from ``malloc`` and frees it
+when the execution ends (GRACE's step on Cora: 245 MiB). glibc serves a block that large with a
+fresh ``mmap`` and unmaps it on ``free``, so every step touches new pages and the kernel
+zero-fills all of them again: 63,000 page faults and ~120 ms of kernel time per GRACE step on
+2 CPU cores, a step of ~530 ms. :func:`reuse_host_memory` makes glibc serve large blocks from
+its heap and keep them there after ``free`` (``jaxcl._hostmem``), and has JAX run CPU
+computations on the calling thread, whose heap those settings govern (JAX's asynchronous CPU
+dispatch runs them on a worker thread with a heap of its own, where a block that large is
+mapped whatever the settings). The next step reuses the same pages: the GRACE step ~465 ms.
+
+The price is the asynchronous dispatch: a run of many short steps loses the overlap of Python
+with computation (the quickstart's 14 ms steps: 10-15% slower). Hence a per-config choice,
+``config.train.reuse_host_memory``: off in ``base_config()``, on in the configs of large
+full-batch steps where it was measured to help (GRACE, DACL on graphs); the trainer applies
+it before JAX creates its CPU backend.
+"""
+
+from __future__ import annotations
+
+import platform
+
+import jax
+from absl import logging
+from jax._src import xla_bridge
+
+from jaxcl import _hostmem
+
+
+def reuse_host_memory() -> bool:
+    """Keeps freed host memory for reuse (glibc); returns whether the settings took effect.
+
+    Sets glibc's ``M_MMAP_MAX`` to 0 and ``M_TRIM_THRESHOLD`` to its maximum for the whole
+    process, and ``jax_cpu_enable_async_dispatch`` to False. Call it before the first JAX
+    computation (the trainer does, when ``config.train.reuse_host_memory``): once JAX's CPU
+    backend exists its dispatch mode is fixed, and this returns False (logging why) with the
+    allocator settings applied but the large per-step blocks still allocated off the main
+    thread.
+
+    What it costs: memory the process frees stays in the process (its resident size does not
+    shrink after a peak), and on CPU the host no longer dispatches the next computation while
+    the current one runs. Elsewhere than on Linux with glibc it changes nothing and returns
+    False. Accelerators' own memory is unaffected.
+    """
+    if not _hostmem.keep_freed_memory():
+        logging.info(
+            "reuse_host_memory: nothing changed (%s, libc %s)",
+            platform.system(),
+            platform.libc_ver()[0] or "unknown",
+        )
+        return False
+    if jax.config.read("jax_cpu_enable_async_dispatch") and xla_bridge.backends_are_initialized():
+        logging.info(
+            "reuse_host_memory: JAX's CPU backend already exists with asynchronous dispatch; "
+            "call it before the first JAX computation for the full effect"
+        )
+        return False
+    jax.config.update("jax_cpu_enable_async_dispatch", False)
+    return True
