@@ -161,8 +161,9 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> dict:
     """
     method_cls = methods.get(config.method.name)
     _config.validate(config, method_cls.defaults)
-    if config.train.reuse_host_memory:
-        _host.reuse_host_memory()  # before JAX creates its CPU backend
+    if config.train.reuse_host_memory:  # before JAX creates its CPU backend
+        applied = _host.reuse_host_memory()
+        logging.info("train.reuse_host_memory: %s", "applied" if applied else "not applied")
     _mesh.maybe_initialize_distributed()
     method = method_cls(config)
     os.makedirs(workdir, exist_ok=True)
