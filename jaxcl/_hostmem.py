@@ -30,4 +30,5 @@ def keep_freed_memory() -> bool:
         return False
     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
     settings = ((_M_MMAP_MAX, 0), (_M_TRIM_THRESHOLD, _INT_MAX))
+    # A list, not a generator: every setting is applied even if one is refused.
     return all([libc.mallopt(param, value) == 1 for param, value in settings])
