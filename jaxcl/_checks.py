@@ -3,11 +3,14 @@
 Every check runs at trace time, on static information (shapes, dtypes, Python numbers),
 and raises ``ValueError`` naming the function, the argument, the value received and what
 was expected. Hyperparameters passed as traced arrays cannot be checked before they are
-known; they pass through unchecked.
+known; they pass through unchecked. Value checks of arrays (index ranges) run only on
+concrete arrays: a tracer is recognised without touching its value, so they never force a
+device-to-host transfer inside ``jit``.
 """
 
 from __future__ import annotations
 
+import functools
 import numbers
 from collections.abc import Sequence
 
@@ -77,14 +80,45 @@ def same_shape(fn: str, name_a: str, a, name_b: str, b) -> None:
         )
 
 
+def _describe(value) -> str:
+    """What a rejected value was, for a message: its repr, or its dtype and shape."""
+    if hasattr(value, "dtype") and hasattr(value, "shape"):
+        return f"an array of dtype {value.dtype} and shape {tuple(value.shape)}"
+    return f"{value!r} ({type(value).__name__})"
+
+
+def number(fn: str, name: str, value):
+    """A real scalar hyperparameter (Python number or 0-d int/float array, traced or not).
+
+    Returns its value when it is known at trace time, else None (a tracer). ``None``,
+    strings, booleans, complex numbers and arrays of another rank are refused, so that a
+    wrong type fails here, naming the argument, rather than deep inside the arithmetic.
+    """
+    if isinstance(value, bool | np.bool_):
+        fail(fn, f"`{name}` must be a real number, got {value!r}")
+    if isinstance(value, numbers.Real):
+        return value
+    if value is None or isinstance(value, str | bytes):
+        fail(fn, f"`{name}` must be a real number, got {_describe(value)}")
+    if not (hasattr(value, "dtype") and hasattr(value, "shape")):
+        try:
+            value = np.asarray(value)
+        except Exception:  # noqa: BLE001 - whatever it is, it is not a number
+            fail(fn, f"`{name}` must be a real number, got {_describe(value)}")
+    numeric = jnp.issubdtype(value.dtype, jnp.integer) or jnp.issubdtype(value.dtype, jnp.floating)
+    if not numeric or tuple(value.shape) != ():
+        fail(fn, f"`{name}` must be a real number (a scalar), got {_describe(value)}")
+    return _concrete(value)
+
+
 def positive(fn: str, name: str, value) -> None:
-    v = _concrete(value)
+    v = number(fn, name, value)
     if v is not None and not (np.isfinite(v) and v > 0):
         fail(fn, f"`{name}` must be a finite number > 0, got {_show(value)}")
 
 
 def nonnegative(fn: str, name: str, value) -> None:
-    v = _concrete(value)
+    v = number(fn, name, value)
     if v is not None and not (np.isfinite(v) and v >= 0):
         fail(fn, f"`{name}` must be a finite number >= 0, got {_show(value)}")
 
@@ -106,7 +140,7 @@ def in_range(
     high_open: bool = False,
 ) -> None:
     """Checks ``low <(=) value <(=) high`` when ``value`` is known at trace time."""
-    v = _concrete(value)
+    v = number(fn, name, value)
     if v is None:
         return
     ok_low = v > low if low_open else v >= low
@@ -121,17 +155,93 @@ def one_of(fn: str, name: str, value, choices: Sequence[str]) -> None:
         fail(fn, f"`{name}` must be one of {list(choices)}, got {value!r}")
 
 
+@functools.cache
+def _raw_key_shape(impl: str) -> tuple[int, ...]:
+    """Shape of a legacy ``jax.random.PRNGKey`` (uint32) key of the implementation ``impl``."""
+    del impl  # the cache key: PRNGKey follows the configured default implementation
+    return tuple(jax.eval_shape(lambda: jax.random.PRNGKey(0)).shape)
+
+
 def prng_key(fn: str, name: str, key) -> None:
+    """One PRNG key: a scalar typed key (``jax.random.key``) or one legacy uint32 key.
+
+    A batch of keys (``jax.random.split(key, n)``) is refused: the functions here take one
+    key and split it themselves; ``jax.vmap`` over a batch of keys hands each call one key.
+    """
     if key is None:
         fail(fn, f"`{name}` is required here, got None")
     dtype = getattr(key, "dtype", None)
     if dtype is None:
         fail(fn, f"`{name}` must be a PRNG key (jax.random.key), got {type(key).__name__}")
+    shape = tuple(key.shape)
     if jnp.issubdtype(dtype, jax.dtypes.prng_key):
+        if shape != ():
+            fail(
+                fn,
+                f"`{name}` must be one PRNG key (shape ()), got a batch of keys of shape "
+                f"{shape}; pass a single key, or jax.vmap over the batch",
+            )
         return
-    if dtype == jnp.uint32 and key.shape[-1:] == (2,):
+    if dtype == jnp.uint32:
+        raw_shape = _raw_key_shape(str(jax.config.jax_default_prng_impl))
+        if shape != raw_shape:
+            fail(
+                fn,
+                f"`{name}` must be one PRNG key: a jax.random.key, or a uint32 "
+                f"jax.random.PRNGKey of shape {raw_shape}; got uint32 of shape {shape}",
+            )
         return
     fail(fn, f"`{name}` must be a PRNG key (jax.random.key), got dtype {dtype}")
+
+
+def concrete_array(x) -> np.ndarray | None:
+    """``x`` as a NumPy array when its values are known (not traced), else None.
+
+    A tracer is recognised by its type alone, so inside ``jit`` this costs nothing and never
+    moves data from the device.
+    """
+    if isinstance(x, jax.core.Tracer):
+        return None
+    try:
+        return np.asarray(x)
+    except Exception:  # noqa: BLE001 - e.g. an abstract value: not concrete
+        return None
+
+
+def index_array(
+    fn: str, name: str, x, shape: tuple[int, ...], *, size: int, what: str, where=None
+) -> jax.Array:
+    """An integer array of ``shape`` whose entries, when concrete, lie in ``[0, size)``.
+
+    ``what`` says what the entries index (for the message). Only the entries where the
+    optional boolean ``where`` is True are checked (when ``where`` is concrete too). Traced
+    entries cannot be checked; the caller documents what happens to out-of-range ones then.
+    """
+    x = np.asarray(x) if not hasattr(x, "dtype") else x
+    if not jnp.issubdtype(x.dtype, jnp.integer) or tuple(x.shape) != shape:
+        fail(
+            fn,
+            f"`{name}` must be an integer array of shape {shape}, got {x.dtype} with "
+            f"shape {tuple(x.shape)}",
+        )
+    values = concrete_array(x)
+    if values is not None:
+        bad = (values < 0) | (values >= size)
+        if where is not None:
+            where = concrete_array(where)
+            if where is None:  # traced mask: which entries count is unknown
+                return jnp.asarray(x)
+            bad &= where
+        positions = np.argwhere(bad)
+        if positions.size:
+            at = tuple(int(i) for i in positions[0])
+            index = ", ".join(str(i) for i in at)
+            fail(
+                fn,
+                f"`{name}` must hold {what} in [0, {size}), got {name}[{index}] = "
+                f"{values[at]!s} ({len(positions)} out of range)",
+            )
+    return jnp.asarray(x)
 
 
 def bool_mask(fn: str, name: str, mask, size: int):

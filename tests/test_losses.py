@@ -283,7 +283,7 @@ def test_bad_inputs_name_the_argument(fn, override, message):
     "override,message",
     [
         (dict(lam=1.5), "`lam` must lie in [0.0, 1.0], got 1.5"),
-        (dict(lam=np.zeros((3,), np.float32)), "`lam` must be a float scalar or a [5]"),
+        (dict(lam=np.zeros((3,), np.float32)), "`lam` must be a real scalar or a [5]"),
         (dict(perm=np.arange(4)), "`perm` must be an integer array of shape (5,)"),
         (dict(perm=np.arange(5.0)), "`perm` must be an integer array"),
         (dict(temperature=0.0), "`temperature`"),

@@ -71,6 +71,25 @@ def _sharded(name, axis_name):
 ALL = [*CASES, "imix"]
 
 
+def _sharded_value_and_grads(loss, num_devices, *rows_arrays):
+    """``loss`` and its gradients in its first two arguments, inside ``shard_map`` with every
+    argument's rows split over ``num_devices`` devices on the axis ``"data"``."""
+    mesh = jax.make_mesh((num_devices,), ("data",))
+    rows = NamedSharding(mesh, P("data"))
+
+    @jax.jit
+    @functools.partial(
+        jax.shard_map,
+        mesh=mesh,
+        in_specs=(P("data"),) * len(rows_arrays),
+        out_specs=(P(), (P("data"), P("data"))),
+    )
+    def sharded(*args):
+        return jax.value_and_grad(loss, argnums=(0, 1))(*args)
+
+    return sharded(*(jax.device_put(x, rows) for x in rows_arrays))
+
+
 @pytest.mark.parametrize("name", ALL)
 def test_shard_map_value_and_gradient_equal_global(name, num_devices):
     za, zb = _views()
@@ -78,21 +97,7 @@ def test_shard_map_value_and_gradient_equal_global(name, num_devices):
         za, zb
     )
 
-    mesh = jax.make_mesh((num_devices,), ("data",))
-    rows = NamedSharding(mesh, P("data"))
-    loss = _sharded(name, "data")
-
-    @jax.jit
-    @functools.partial(
-        jax.shard_map,
-        mesh=mesh,
-        in_specs=(P("data"), P("data")),
-        out_specs=(P(), (P("data"), P("data"))),
-    )
-    def sharded(a, b):
-        return jax.value_and_grad(loss, argnums=(0, 1))(a, b)
-
-    s_value, s_grads = sharded(jax.device_put(za, rows), jax.device_put(zb, rows))
+    s_value, s_grads = _sharded_value_and_grads(_sharded(name, "data"), num_devices, za, zb)
     np.testing.assert_allclose(s_value, value, rtol=1e-5)
     for s_g, g in zip(s_grads, grads, strict=True):
         np.testing.assert_allclose(s_g, g, rtol=1e-4, atol=1e-6)
@@ -168,3 +173,25 @@ def test_where_mask_sharded(num_devices):
     )
     out = sharded(jax.device_put(za, rows), jax.device_put(zb, rows), jax.device_put(where, rows))
     np.testing.assert_allclose(out, value, rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["infonce_sym", "nt_xent", "esco_exact", "esco_sorf"])
+def test_masked_nan_rows_sharded_equal_global_subset(name, num_devices):
+    """Padding rows holding NaN/inf on some devices leak into no device's value or gradient:
+    both equal the single-device loss on the kept rows, and padding rows get exactly 0."""
+    za, zb = _views(5)
+    where = np.arange(N) % 5 != 1  # one or two padding rows on every device
+    poison = np.where(np.arange(N) % 2 == 0, np.nan, np.inf)[:, None]
+    bad_a = jnp.where(where[:, None], za, poison)
+    bad_b = jnp.where(where[:, None], zb, -poison)
+    value, grads = jax.value_and_grad(CASES[name], argnums=(0, 1))(za[where], zb[where])
+
+    loss = _sharded(name, "data")
+    s_value, s_grads = _sharded_value_and_grads(
+        lambda a, b, w: loss(a, b, where=w), num_devices, bad_a, bad_b, where
+    )
+    np.testing.assert_allclose(s_value, value, rtol=1e-5)
+    for s_g, g in zip(s_grads, grads, strict=True):
+        s_g = np.asarray(s_g)
+        assert np.all(s_g[~where] == 0.0)
+        np.testing.assert_allclose(s_g[where], g, rtol=1e-4, atol=1e-6)

@@ -59,10 +59,13 @@ def _check(fn: str, senders, receivers, num_nodes, alpha):
         or num_nodes <= 0
     ):
         raise ValueError(f"{fn}: `num_nodes` must be a positive int, got {num_nodes!r}")
-    if senders.size and (
-        min(senders.min(), receivers.min()) < 0 or max(senders.max(), receivers.max()) >= num_nodes
-    ):
-        raise ValueError(f"{fn}: edge endpoints must lie in [0, {num_nodes})")
+    for name, ids in (("senders", senders), ("receivers", receivers)):
+        bad = np.flatnonzero((ids < 0) | (ids >= num_nodes))
+        if bad.size:
+            raise ValueError(
+                f"{fn}: `{name}` must hold node ids in [0, {num_nodes}) (`num_nodes`), got "
+                f"{name}[{bad[0]}] = {ids[bad[0]]} ({bad.size} out of range)"
+            )
     if not (isinstance(alpha, (int, float)) and 0 < alpha <= 1):
         raise ValueError(f"{fn}: `alpha` (teleport probability) must lie in (0, 1], got {alpha!r}")
     return senders, receivers

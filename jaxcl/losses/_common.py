@@ -32,6 +32,21 @@ def check_where(fn: str, where, batch: int):
     return _checks.bool_mask(fn, "where", where, batch)
 
 
+def zero_masked_rows(z: jax.Array, mask) -> jax.Array:
+    """``z`` with the rows outside ``mask`` set to 0, before any arithmetic touches them.
+
+    Masked rows (padding) may hold anything, NaN and inf included. Masking them only at the
+    end, with ``jnp.where`` on the per-row losses, keeps the value right but not the
+    gradient: reverse mode differentiates both branches, and a NaN row's partial derivatives
+    (0 * NaN) reach every real row it was multiplied with. Selecting zeros first cuts that
+    path: the masked rows' gradient is exactly 0 (a select, never a multiplication by 0) and
+    the real rows' gradients equal those of the batch without the masked rows.
+    """
+    if mask is None:
+        return z
+    return jnp.where(mask[:, None], z, jnp.zeros((), z.dtype))
+
+
 def gather_rows(x: jax.Array, axis_name) -> jax.Array:
     """All devices' rows along ``axis_name``, in device order (identity when None)."""
     if axis_name is None:

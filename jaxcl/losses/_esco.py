@@ -74,7 +74,6 @@ def _resolve_features(fn, method, key, features, dim, num_features, axis_name):
                 f"method={method!r} needs `key` to draw random features, or pre-drawn "
                 "`features`; got neither",
             )
-        _checks.prng_key(fn, "key", key)
         num = _DEFAULT_NUM_FEATURES if num_features is None else num_features
         _checks.positive_int(fn, "num_features", num)
         params, source = _DRAW[method](key, dim, num), "key"
@@ -193,6 +192,9 @@ def esco_loss(
       symmetric: average the A-anchored and B-anchored losses.
       normalize: l2-normalise rows first (the paper always does).
       where: optional ``[batch]`` boolean mask; masked rows are neither anchors nor negatives.
+        They may hold anything, NaN and inf included: they are zeroed before any
+        arithmetic, get a zero gradient, and leave the value and the other rows' gradients
+        as if they were not in the batch (on every method and chunking path).
       chunk_size: rows per block for the linear-memory computation (default: as many as keep
         one block's intermediate near 8M elements).
       axis_name: inside ``shard_map``/``pmap``, the random-feature sums (D-vectors) are
@@ -219,11 +221,14 @@ def esco_loss(
     _checks.nonnegative(fn, "lam", lam)
     _checks.one_of(fn, "method", method, METHODS)
     _checks.one_of(fn, "negatives", negatives, ("cross", "intra"))
+    if key is not None:
+        _checks.prng_key(fn, "key", key)
     if num_features is not None:
         _checks.positive_int(fn, "num_features", num_features)
     if chunk_size is not None:
         _checks.positive_int(fn, "chunk_size", chunk_size)
     where = _common.check_where(fn, where, z_a.shape[0])
+    z_a, z_b = _common.zero_masked_rows(z_a, where), _common.zero_masked_rows(z_b, where)
     batch, dim = z_a.shape
     weight = jnp.ones((batch,), jnp.bool_) if where is None else where
 

@@ -49,7 +49,9 @@ def infonce(
       symmetric: if True, average the A->B and B->A directions (``(L_A + L_B) / 2``).
       normalize: l2-normalise the rows first (cosine similarity), as SimCLR and ESCo do.
       where: optional ``[batch]`` boolean mask; masked rows are neither anchors nor
-        candidates (e.g. padding).
+        candidates (e.g. padding). They may hold anything, NaN and inf included: they are
+        replaced by zeros before any arithmetic, so their gradient is exactly 0 and the
+        other rows' values and gradients are those of the batch without them.
       axis_name: inside ``shard_map``/``pmap`` over a batch-sharded axis, contrast against the
         global batch (view B is all-gathered) and return the global mean on every device.
         Under ``pmap`` divide gradients by the axis size (see ``jaxcl.losses`` docs).
@@ -70,6 +72,7 @@ def infonce(
     z_a, z_b = _common.check_pair(fn, z_a, z_b)
     _checks.positive(fn, "temperature", temperature)
     where = _common.check_where(fn, where, z_a.shape[0])
+    z_a, z_b = _common.zero_masked_rows(z_a, where), _common.zero_masked_rows(z_b, where)
     prep = _common.l2_normalize if normalize else (lambda z: z.astype(jnp.float32))
     a, b = prep(z_a), prep(z_b)
     total, count = _cross_view_terms(
@@ -312,7 +315,9 @@ def nt_xent(
       z_b: ``[batch, dim]`` embeddings of the second views; row ``i`` pairs with ``z_a[i]``.
       temperature: ``tau > 0``.
       normalize: l2-normalise rows first, giving cosine similarity (True in Algorithm 1).
-      where: optional ``[batch]`` boolean mask of the pairs that take part.
+      where: optional ``[batch]`` boolean mask of the pairs that take part. Masked pairs
+        may hold anything, NaN and inf included; they get a zero gradient and leave the
+        value and the other rows' gradients as if they were not in the batch.
       axis_name: contrast against the global batch inside ``shard_map``/``pmap`` (both views
         are all-gathered); every device returns the global mean.
 
@@ -333,6 +338,7 @@ def nt_xent(
     z_a, z_b = _common.check_pair(fn, z_a, z_b)
     _checks.positive(fn, "temperature", temperature)
     where = _common.check_where(fn, where, z_a.shape[0])
+    z_a, z_b = _common.zero_masked_rows(z_a, where), _common.zero_masked_rows(z_b, where)
     prep = _common.l2_normalize if normalize else (lambda z: z.astype(jnp.float32))
     a, b = prep(z_a), prep(z_b)
     if axis_name is None:

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jaxcl import _checks
+from jaxcl.losses import _common
 
 _LOG_2 = math.log(2.0)
 
@@ -41,9 +42,15 @@ def local_global_jsd(
       node_emb: ``[n_node, dim]`` node embeddings (after the local discriminator).
       graph_emb: ``[n_graph, dim]`` graph embeddings (after the global discriminator).
       node_graph: int ``[n_node]`` the graph each node belongs to, in ``[0, n_graph)``.
+        Checked when concrete (outside ``jit``; only the real nodes' ids when
+        ``node_mask`` is concrete too): an id out of range raises ``ValueError``. Under
+        ``jit`` it cannot be checked, and a node with an out-of-range id has no positive
+        pair and counts every real graph as a negative.
       node_mask: optional bool ``[n_node]`` real nodes; padding nodes take no part.
       graph_mask: optional bool ``[n_graph]`` real graphs; padding graphs are no
-        negatives (and their nodes should be masked too).
+        negatives (and their nodes should be masked too). Masked rows of ``node_emb`` and
+        ``graph_emb`` may hold anything, NaN and inf included: they are zeroed before any
+        arithmetic and get a zero gradient.
 
     Returns:
       Scalar float32 loss. Its minimum, ``-2 log 2``, needs every positive score to go to
@@ -74,15 +81,19 @@ def local_global_jsd(
             f"{tuple(node_emb.shape)} and {tuple(graph_emb.shape)}",
         )
     n_node, n_graph = node_emb.shape[0], graph_emb.shape[0]
-    node_graph = jnp.asarray(node_graph)
-    if not jnp.issubdtype(node_graph.dtype, jnp.integer) or node_graph.shape != (n_node,):
-        _checks.fail(
-            fn,
-            f"`node_graph` must be an integer array of shape ({n_node},), got "
-            f"{node_graph.dtype} with shape {tuple(node_graph.shape)}",
-        )
     node_mask = _checks.bool_mask(fn, "node_mask", node_mask, n_node)
     graph_mask = _checks.bool_mask(fn, "graph_mask", graph_mask, n_graph)
+    node_graph = _checks.index_array(
+        fn,
+        "node_graph",
+        node_graph,
+        (n_node,),
+        size=n_graph,
+        what="graph ids (rows of `graph_emb`)",
+        where=node_mask,
+    )
+    node_emb = _common.zero_masked_rows(node_emb, node_mask)
+    graph_emb = _common.zero_masked_rows(graph_emb, graph_mask)
     node_mask = jnp.ones((n_node,), bool) if node_mask is None else node_mask
     graph_mask = jnp.ones((n_graph,), bool) if graph_mask is None else graph_mask
 

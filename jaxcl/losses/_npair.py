@@ -4,10 +4,40 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.typing import ArrayLike
 
 from jaxcl import _checks
 from jaxcl.losses import _common
+
+
+def _check_lam(fn: str, lam, batch: int) -> jax.Array:
+    """``lam`` as float32, a scalar or ``[batch]``, its concrete values in ``[0, 1]``."""
+    if not hasattr(lam, "dtype"):
+        try:
+            lam = np.asarray(lam)
+        except Exception:  # noqa: BLE001 - refused just below, whatever it is
+            lam = np.asarray(None)
+    numeric = jnp.issubdtype(lam.dtype, jnp.floating) or jnp.issubdtype(lam.dtype, jnp.integer)
+    if not numeric or tuple(lam.shape) not in ((), (batch,)):
+        _checks.fail(
+            fn,
+            f"`lam` must be a real scalar or a [{batch}] float array, got {lam.dtype} with "
+            f"shape {tuple(lam.shape)}",
+        )
+    values = _checks.concrete_array(lam)
+    if values is not None:
+        bad = np.flatnonzero(~((values >= 0.0) & (values <= 1.0)))  # NaN is out of range too
+        if bad.size and lam.ndim == 0:
+            _checks.fail(fn, f"`lam` must lie in [0.0, 1.0], got {values.item()!r}")
+        if bad.size:
+            i = int(bad[0])
+            _checks.fail(
+                fn,
+                f"`lam` must lie in [0.0, 1.0] for every sample, got lam[{i}] = {values[i]!s} "
+                f"({bad.size} out of range)",
+            )
+    return jnp.asarray(lam, jnp.float32)
 
 
 def imix_npair_loss(
@@ -35,9 +65,14 @@ def imix_npair_loss(
       z_mix: ``[batch, dim]`` embeddings of the mixed view (queries).
       z_b: ``[batch, dim]`` embeddings of the other, unmixed view (keys).
       lam: mixing coefficient in ``[0, 1]``: a scalar (one per batch, as in the paper's
-        Algorithm 1) or ``[batch]`` (one per sample).
+        Algorithm 1; a Python int such as ``1`` is fine) or ``[batch]`` (one per sample).
+        Checked when concrete (outside ``jit``); under ``jit`` a value outside ``[0, 1]``
+        is used as given.
       perm: ``[batch]`` integer permutation used for mixing (``jaxcl.mixers.imix_mixup``).
         Under ``axis_name`` it indexes this device's rows, since mixing happens per shard.
+        Checked when concrete: an entry outside ``[0, batch)`` raises ``ValueError``. Under
+        ``jit`` it cannot be checked, and the partner index into the (global) keys follows
+        JAX's gather: a negative index counts from the end, one past the end reads NaN.
       temperature: ``tau > 0``.
       normalize: l2-normalise rows first (cosine similarity).
       axis_name: contrast against the global batch of keys inside ``shard_map``/``pmap``.
@@ -63,22 +98,10 @@ def imix_npair_loss(
     _checks.same_shape(fn, "z_mix", z_mix, "z_b", z_b)
     _checks.positive(fn, "temperature", temperature)
     batch = z_mix.shape[0]
-    lam = jnp.asarray(lam)
-    if not jnp.issubdtype(lam.dtype, jnp.floating) or lam.shape not in ((), (batch,)):
-        _checks.fail(
-            fn,
-            f"`lam` must be a float scalar or a [{batch}] float array, got {lam.dtype} with "
-            f"shape {tuple(lam.shape)}",
-        )
-    if lam.ndim == 0:
-        _checks.in_range(fn, "lam", lam, 0.0, 1.0)
-    perm = jnp.asarray(perm)
-    if not jnp.issubdtype(perm.dtype, jnp.integer) or perm.shape != (batch,):
-        _checks.fail(
-            fn,
-            f"`perm` must be an integer array of shape ({batch},), got {perm.dtype} with "
-            f"shape {tuple(perm.shape)}",
-        )
+    lam = _check_lam(fn, lam, batch)
+    perm = _checks.index_array(
+        fn, "perm", perm, (batch,), size=batch, what="row indices of this batch (or shard)"
+    )
     prep = _common.l2_normalize if normalize else (lambda z: z.astype(jnp.float32))
     q, k = prep(z_mix), prep(z_b)
     k_all = _common.gather_rows(k, axis_name)
@@ -88,7 +111,6 @@ def imix_npair_loss(
     partner = offset + perm.astype(jnp.int32)
     log_p_own = jnp.take_along_axis(log_p, own[:, None], axis=1)[:, 0]
     log_p_partner = jnp.take_along_axis(log_p, partner[:, None], axis=1)[:, 0]
-    lam = lam.astype(jnp.float32)
     per_row = -(lam * log_p_own + (1.0 - lam) * log_p_partner)
     total, count = _common.anchor_sum(per_row, None)
     return _common.global_mean(total, count, axis_name)

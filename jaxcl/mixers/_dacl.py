@@ -10,7 +10,8 @@ boolean mask of the real rows: partners are then drawn among the *other real* ro
 (rank ``r`` of a row among the real ones, partner rank ``(r + randint(1, n_real)) mod
 n_real``, the same rule on the real rows), and masked rows come back unchanged. The number
 of real rows may be traced; a real row that is the only one has no partner and comes back
-unchanged too.
+unchanged too. Masked rows may hold anything, NaN and inf included: they never enter the
+arithmetic, so the gradient passes through them unchanged and never reaches the real rows.
 
 How a key is used (fixed, so that results are reproducible across releases):
 ``linear_mixup``/``geometric_mixup`` split it into (partner, lambda) keys, ``binary_mixup``
@@ -44,6 +45,18 @@ def _partners(key: jax.Array, batch: int, where: jax.Array | None = None) -> jax
     shift = jax.random.randint(key, (batch,), 1, jnp.maximum(num_real, 2))
     partner = real_rows[(rank + shift) % jnp.maximum(num_real, 1)]
     return jnp.where(where & (num_real > 1), partner, jnp.arange(batch))
+
+
+def _zero_masked_rows(x: jax.Array, where: jax.Array | None) -> jax.Array:
+    """``x`` with the rows outside ``where`` set to 0, before any arithmetic touches them.
+
+    A masked row is its own partner; mixed as it is, a NaN or inf in it would give its
+    gradient NaN (both branches of the final ``jnp.where`` are differentiated, 0 * NaN).
+    Mixing zeros instead leaves it the plain pass-through gradient of ``_keep_masked_rows``.
+    """
+    if where is None:
+        return x
+    return jnp.where(per_sample(where, x.ndim), x, jnp.zeros((), x.dtype))
 
 
 def _keep_masked_rows(mixed: jax.Array, x: jax.Array, where: jax.Array | None) -> jax.Array:
@@ -87,6 +100,25 @@ def _geometric(x, x_partner, lam):
     return jnp.sign(x) * magnitude
 
 
+def _mix_with_partner(fn: str, mix, key, x, *, alpha, where) -> jax.Array:
+    """``mix(x, x_partner, lam)`` with a partner and ``lam ~ U(alpha, 1)`` drawn per sample.
+
+    The body of :func:`linear_mixup` and :func:`geometric_mixup`, which differ only in
+    ``mix``; the key is split into (partner, lambda) keys.
+    """
+    checks.prng_key(fn, "key", key)
+    x = sample_batch(fn, x, min_batch=2)
+    _check_alpha(fn, alpha)
+    where = row_mask(fn, where, x.shape[0])
+    dtype = compute_dtype(x.dtype)
+    batch = x.shape[0]
+    partner_key, lam_key = jax.random.split(key)
+    partners = _partners(partner_key, batch, where)
+    lam = per_sample(_mixing_coefficients(lam_key, batch, alpha, dtype), x.ndim)
+    xc = _zero_masked_rows(x, where).astype(dtype)
+    return _keep_masked_rows(mix(xc, xc[partners], lam).astype(x.dtype), x, where)
+
+
 def linear_mixup(
     key: jax.Array, x: jax.typing.ArrayLike, *, alpha, where: jax.typing.ArrayLike | None = None
 ) -> jax.Array:
@@ -124,18 +156,7 @@ def linear_mixup(
       Verma et al., "Towards Domain-Agnostic Contrastive Learning", ICML 2021, Eq. 3
       (Eq. 4 in hidden space) and Algorithm 1.
     """
-    fn = "linear_mixup"
-    checks.prng_key(fn, "key", key)
-    x = sample_batch(fn, x, min_batch=2)
-    _check_alpha(fn, alpha)
-    where = row_mask(fn, where, x.shape[0])
-    dtype = compute_dtype(x.dtype)
-    batch = x.shape[0]
-    partner_key, lam_key = jax.random.split(key)
-    partners = _partners(partner_key, batch, where)
-    lam = per_sample(_mixing_coefficients(lam_key, batch, alpha, dtype), x.ndim)
-    xc = x.astype(dtype)
-    return _keep_masked_rows(_linear(xc, xc[partners], lam).astype(x.dtype), x, where)
+    return _mix_with_partner("linear_mixup", _linear, key, x, alpha=alpha, where=where)
 
 
 def geometric_mixup(
@@ -177,18 +198,7 @@ def geometric_mixup(
     References:
       Verma et al., "Towards Domain-Agnostic Contrastive Learning", ICML 2021, Eq. 5.
     """
-    fn = "geometric_mixup"
-    checks.prng_key(fn, "key", key)
-    x = sample_batch(fn, x, min_batch=2)
-    _check_alpha(fn, alpha)
-    where = row_mask(fn, where, x.shape[0])
-    dtype = compute_dtype(x.dtype)
-    batch = x.shape[0]
-    partner_key, lam_key = jax.random.split(key)
-    partners = _partners(partner_key, batch, where)
-    lam = per_sample(_mixing_coefficients(lam_key, batch, alpha, dtype), x.ndim)
-    xc = x.astype(dtype)
-    return _keep_masked_rows(_geometric(xc, xc[partners], lam).astype(x.dtype), x, where)
+    return _mix_with_partner("geometric_mixup", _geometric, key, x, alpha=alpha, where=where)
 
 
 def binary_mixup(
@@ -234,7 +244,8 @@ def binary_mixup(
     partner_key, mask_key = jax.random.split(key)
     partners = _partners(partner_key, x.shape[0], where)
     keep = jax.random.bernoulli(mask_key, rho, x.shape)
-    return _keep_masked_rows(jnp.where(keep, x, x[partners]), x, where)
+    xz = _zero_masked_rows(x, where)
+    return _keep_masked_rows(jnp.where(keep, xz, xz[partners]), x, where)
 
 
 def dacl_plus_mixup(
@@ -301,7 +312,7 @@ def dacl_plus_mixup(
     partners = _partners(partner_key, batch, where)
     lam = per_sample(_mixing_coefficients(lam_key, batch, alpha, dtype), x.ndim)
     keep = jax.random.bernoulli(mask_key, rho, x.shape)
-    xc = x.astype(dtype)
+    xc = _zero_masked_rows(x, where).astype(dtype)
     xp = xc[partners]
     kinds = per_sample(kinds, x.ndim)
     mixed = jnp.where(
