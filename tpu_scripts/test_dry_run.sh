@@ -9,6 +9,10 @@
 #     are run here, in a sandbox home with fake curl/uv/python, to check that the
 #     code is unpacked, the right jax[tpu] is installed, and the trainer receives
 #     exactly the overrides given to launch.sh, however they are quoted.
+#  4. slurm_launch.sh the same way against a stub `sbatch`; then the job script it
+#     writes runs here under a fake SLURM environment, with a stub `srun` (which runs
+#     each task in turn with the variables srun sets) and a fake venv python, to check
+#     the shared-workdir check and that every process gets exactly the overrides.
 #
 # Usage: bash tpu_scripts/test_dry_run.sh      (Linux, bash >= 4, GNU coreutils/sed)
 set -euo pipefail
@@ -32,7 +36,9 @@ trap cleanup EXIT
 
 # A clean environment: none of the variables the scripts read may leak in.
 unset TPU_NAME ZONE PROJECT_ID ACCELERATOR_TYPE RUNTIME_VERSION CLOUDSDK_COMPUTE_ZONE GCLOUD \
-  JAXCL_REMOTE_DIR JAXCL_REMOTE_VENV JAXCL_REMOTE_LOGS JAXCL_PYTHON_VERSION TMUX
+  JAXCL_REMOTE_DIR JAXCL_REMOTE_VENV JAXCL_REMOTE_LOGS JAXCL_PYTHON_VERSION TMUX VIRTUAL_ENV
+unset "${!SLURM_@}" "${!SBATCH_@}" "${!SRUN_@}" JAX_COORDINATOR_ADDRESS JAX_NUM_PROCESSES \
+  JAX_PROCESS_ID JAX_LOCAL_DEVICE_IDS
 export USER=tester
 export SSH_AUTH_SOCK="$TMP/no-agent"
 
@@ -55,6 +61,19 @@ fi
 echo "gcloud stub: recorded call $n" >&2
 EOF
 chmod +x "$TMP/bin/gcloud"
+cat >"$TMP/bin/sbatch" <<'EOF'
+#!/usr/bin/env bash
+# Stub sbatch: saves its argv like the stub gcloud (calls/call-N), keeps a copy of the
+# job script it was given (calls/script-N), and answers as 'sbatch --parsable' does.
+set -euo pipefail
+dir="${GCLOUD_STUB_DIR:?}"
+n=1
+while [ -e "$dir/call-$n" ]; do n=$((n + 1)); done
+printf '%s\0' "$@" >"$dir/call-$n"
+if [ -f "${!#}" ]; then cp "${!#}" "$dir/script-$n"; fi
+echo "4242;cluster1"
+EOF
+chmod +x "$TMP/bin/sbatch"
 export GCLOUD_STUB_DIR="$TMP/calls"
 export PATH="$TMP/bin:$PATH"
 if [ "$(command -v gcloud)" != "$TMP/bin/gcloud" ]; then
@@ -141,7 +160,9 @@ dry_line_to_file() {
 }
 # dry_vs_real NAME SCRIPT ARGS...: runs SCRIPT --dry-run ARGS, which must call nothing,
 # then SCRIPT ARGS against the stub; the gcloud lines the dry run printed, read back
-# by bash, must equal the argv the stub recorded.
+# by bash, must equal the argv the stub recorded. DRY_TOOL names the stubbed command
+# (gcloud, or sbatch for slurm_launch.sh).
+DRY_TOOL=gcloud
 dry_vs_real() {
   local name="$1" i=0 n ok=1 line printed
   shift
@@ -156,7 +177,7 @@ dry_vs_real() {
   rm -f "$TMP/dry"/*
   while IFS= read -r line; do
     case "$line" in
-      "+ gcloud "*)
+      "+ $DRY_TOOL "*)
         i=$((i + 1))
         dry_line_to_file "$line" "$TMP/dry/call-$i"
         ;;
@@ -169,7 +190,7 @@ dry_vs_real() {
     return 0
   fi
   if [ "$i" -eq 0 ] || [ "$i" -ne "$(count_calls)" ]; then
-    fail "$name: the dry run printed each gcloud command that runs" "printed $i, ran $(count_calls)"
+    fail "$name: the dry run printed each $DRY_TOOL command that runs" "printed $i, ran $(count_calls)"
     return 0
   fi
   for n in $(seq 1 "$i"); do
@@ -178,10 +199,10 @@ dry_vs_real() {
       load_argv "$TMP/dry/call-$n"
       printed="$(printf ' %q' "${ARGV[@]}")"
       load_argv "$TMP/calls/call-$n"
-      fail "$name: gcloud call $n equals its dry-run line" "printed:$printed" "ran:    $(printf ' %q' "${ARGV[@]}")"
+      fail "$name: $DRY_TOOL call $n equals its dry-run line" "printed:$printed" "ran:    $(printf ' %q' "${ARGV[@]}")"
     fi
   done
-  if [ "$ok" -eq 1 ]; then pass "$name: each dry-run line equals the gcloud call that runs"; fi
+  if [ "$ok" -eq 1 ]; then pass "$name: each dry-run line equals the $DRY_TOOL call that runs"; fi
 }
 
 cd "$REPO_ROOT"
@@ -486,6 +507,222 @@ if command -v tmux >/dev/null 2>&1; then
 else
   echo "skip  tmux is not installed here"
 fi
+
+echo "# slurm_launch.sh"
+DRY_TOOL=sbatch
+capture "$S/slurm_launch.sh" --help
+check_eq "slurm_launch --help exits 0" 0 "$RC"
+check_contains "slurm_launch --help prints usage" "$OUT" "Usage: slurm_launch.sh"
+SHARED="$TMP/shared"
+SVENV="$TMP/slurm-venv"
+mkdir -p "$SHARED" "$SVENV/bin"
+# The fake venv: activating it puts its python, a fake trainer, first on PATH.
+# The literal $PATH is meant: it expands when the job sources the file.
+# shellcheck disable=SC2016
+printf 'PATH=%q/bin:"$PATH"\nexport PATH\n' "$SVENV" >"$SVENV/bin/activate"
+cat >"$SVENV/bin/python" <<'EOF'
+#!/usr/bin/env bash
+# Fake trainer for the SLURM job: records argv, cwd and environment per SLURM_PROCID.
+out="${FAKE_TRAINER_OUT:?}.${SLURM_PROCID:-none}"
+printf '%s\0' "$@" >"$out"
+pwd >"$out.cwd"
+env -0 >"$out.env"
+echo "fake trainer: process ${SLURM_PROCID:-?} of ${SLURM_NTASKS:-?}"
+if [ "${SLURM_PROCID:-}" = "${FAKE_TRAINER_FAIL_PROCID:-none}" ]; then exit 3; fi
+EOF
+chmod +x "$SVENV/bin/python"
+# The stub srun: records its argv (srun-N), then runs the command once per task, one
+# after another, with the variables that srun sets for each task (those JAX's SLURM
+# detection reads among them). With FAKE_NODE_LOCAL=DIR, the nodes other than the
+# first do not see DIR: paths under it in the command are swapped for missing ones.
+mkdir -p "$TMP/slurmbin" "$TMP/srun"
+cat >"$TMP/slurmbin/srun" <<'EOF'
+#!/usr/bin/env bash
+set -uo pipefail
+dir="${FAKE_SRUN_DIR:?}"
+n=1
+while [ -e "$dir/srun-$n" ]; do n=$((n + 1)); done
+printf '%s\0' "$@" >"$dir/srun-$n"
+nodes="${SLURM_JOB_NUM_NODES:?}"
+per_node="${SLURM_NTASKS_PER_NODE:?}"
+ntasks=""
+while [ "$#" -gt 0 ]; do
+  case "$1" in
+    --nodes=*) nodes="${1#*=}" ;;
+    --ntasks=*) ntasks="${1#*=}" ;;
+    --ntasks-per-node=*) per_node="${1#*=}" ;;
+    -*) ;;
+    *) break ;;
+  esac
+  shift
+done
+ntasks="${ntasks:-$((nodes * per_node))}"
+status=0
+for ((task = 0; task < ntasks; task++)); do
+  node=$((task / per_node))
+  cmd=("$@")
+  if [ -n "${FAKE_NODE_LOCAL:-}" ] && [ "$node" -gt 0 ]; then
+    for i in "${!cmd[@]}"; do
+      case "${cmd[$i]}" in "$FAKE_NODE_LOCAL"/*) cmd[i]="/nonexistent${cmd[$i]}" ;; esac
+    done
+  fi
+  env SLURM_STEP_ID="$((n - 1))" SLURM_STEP_NODELIST="$SLURM_JOB_NODELIST" \
+    SLURM_STEP_NUM_NODES="$nodes" SLURM_STEP_NUM_TASKS="$ntasks" SLURM_NTASKS="$ntasks" \
+    SLURM_PROCID="$task" SLURM_LOCALID="$((task % per_node))" SLURM_NODEID="$node" \
+    SLURMD_NODENAME="gpu0$((node + 1))" "${cmd[@]}"
+  rc=$?
+  if [ "$rc" -gt "$status" ]; then status="$rc"; fi
+done
+exit "$status"
+EOF
+chmod +x "$TMP/slurmbin/srun"
+
+capture "$S/slurm_launch.sh" cfg.py "$SHARED/run"
+check_eq "slurm: --gpus-per-node is required" 2 "$RC"
+check_contains "slurm: says so" "$ERR" "pass --gpus-per-node"
+capture "$S/slurm_launch.sh" --gpus-per-node 4 --venv "$SVENV" cfg.py gs://bucket/run
+check_eq "slurm: a URL workdir is refused" 2 "$RC"
+capture "$S/slurm_launch.sh" -N 2 --gpus-per-node 4 --venv "$SVENV" cfg.py /tmp/jaxcl-run
+check_eq "slurm: a multi-node workdir under /tmp is refused" 2 "$RC"
+check_contains "slurm: explains why the workdir must be shared" "$ERR" "every process on every node"
+capture "$S/slurm_launch.sh" --gpus-per-node 4 --venv "$SVENV" --config.seed=1 cfg.py "$SHARED/run"
+check_contains "slurm: overrides go after CONFIG WORKDIR" "$ERR" "overrides after them"
+capture "$S/slurm_launch.sh" --gpus-per-node 4 --venv "$SVENV" --allow-local-workdir cfg.py "$SHARED/a run"
+check_contains "slurm: a workdir that cannot hold the #SBATCH log needs --log-dir" "$ERR" "pass --log-dir"
+capture "$S/slurm_launch.sh" --gpus-per-node 4 --venv "$SVENV" --allow-local-workdir --sbatch-arg "--comment=a b" \
+  cfg.py "$SHARED/run"
+check_eq "slurm: an #SBATCH value with a space is refused" 2 "$RC"
+capture "$S/slurm_launch.sh" --gpus-per-node 4 --venv "$SHARED/no-venv" --allow-local-workdir cfg.py "$SHARED/run"
+check_eq "slurm: a missing venv is an error" 1 "$RC"
+check_contains "slurm: says how to make the venv" "$ERR" "jax[cuda12]"
+
+SWORKDIR="$SHARED/jaxcl runs/dacl"
+SLOGS="$SHARED/logs"
+SJOB="$SLOGS/jaxcl-dacl.sbatch"
+slurm_args=(--nodes 2 --gpus-per-node 4 --cpus-per-task 6 --time 01:00:00 --partition gpu
+  --account proj-1 --venv "$SVENV" --log-dir "$SLOGS" --allow-local-workdir
+  --setup "export JAXCL_SITE_SETUP='loaded it'" --env "TFDS_DATA_DIR=/shared/tfds dir"
+  --sbatch-arg=--requeue --srun-arg=--mpi=none "$CONFIG" "$SWORKDIR/" "${OVERRIDES[@]}")
+capture "$S/slurm_launch.sh" --dry-run "${slurm_args[@]}"
+check_eq "slurm dry run: exits 0" 0 "$RC"
+check_eq "slurm dry run: writes nothing" no "$([ -e "$SLOGS" ] && echo yes || echo no)"
+check_contains "slurm dry run: warns that the workdir is node-local" "$ERR" "local to each node"
+# The job script as the dry run printed it (each line after '#   ').
+printed_script="$(printf '%s\n' "$OUT" | sed -n '/^# The job script /,$p' | tail -n +2 | sed 's/^#   //')"
+dry_vs_real "slurm" "$S/slurm_launch.sh" "${slurm_args[@]}"
+check_argv "slurm: sbatch argv" "$TMP/calls/call-1" --parsable "$SJOB"
+check_eq "slurm: the script submitted is the one the dry run printed" "$printed_script" \
+  "$(cat "$TMP/calls/script-1" 2>/dev/null)"
+check_eq "slurm: the script is kept beside the logs" "$printed_script" "$(cat "$SJOB" 2>/dev/null)"
+check_contains "slurm: prints the job's log file" "$ERR" "$SLOGS/jaxcl-dacl-4242.out"
+check_contains "slurm: prints how to cancel" "$ERR" "scancel 4242"
+check_contains "slurm: prints how to resume" "$ERR" "submit again"
+check_eq "slurm: the #SBATCH lines" "#SBATCH --job-name=jaxcl-dacl
+#SBATCH --nodes=2
+#SBATCH --ntasks-per-node=4
+#SBATCH --gpus-per-node=4
+#SBATCH --cpus-per-task=6
+#SBATCH --time=01:00:00
+#SBATCH --output=$SLOGS/%x-%j.out
+#SBATCH --open-mode=append
+#SBATCH --dependency=singleton
+#SBATCH --partition=gpu
+#SBATCH --account=proj-1
+#SBATCH --requeue" "$(grep '^#SBATCH' "$SJOB" 2>/dev/null)"
+if command -v shellcheck >/dev/null 2>&1; then
+  # Warnings and errors; the infos are SC2016 about the literal '$' meant in quotes.
+  capture shellcheck --severity=warning "$SJOB"
+  check_eq "slurm: the job script is shellcheck-clean (warnings and errors)" 0 "$RC"
+  [ "$RC" -eq 0 ] || printf '%s\n' "$OUT"
+fi
+
+echo "# slurm_launch.sh: the job script, run under a fake SLURM allocation"
+# What sbatch gives the batch script on the first node of a 2 x 4 allocation, plus
+# stale JAX settings from the submitting shell, which the job must drop.
+slurm_env=(SLURM_JOB_ID=4242 SLURM_JOB_NAME=jaxcl-dacl SLURM_JOB_NUM_NODES=2 SLURM_NNODES=2
+  "SLURM_JOB_NODELIST=gpu[01-02]" "SLURM_NODELIST=gpu[01-02]" SLURM_NTASKS=8
+  SLURM_NTASKS_PER_NODE=4 SLURM_TASKS_PER_NODE="4(x2)" SLURM_CPUS_PER_TASK=6
+  SLURM_GPUS_PER_NODE=4 SLURM_SUBMIT_DIR="$TMP" SLURMD_NODENAME=gpu01
+  JAX_COORDINATOR_ADDRESS=stale:1234 JAX_LOCAL_DEVICE_IDS=0)
+run_job() { # [VAR=VALUE...]: runs the job script as the batch step, from $TMP
+  rm -f "$TMP/srun"/* "$TMP/trainer-argv"*
+  capture env -C "$TMP" "${slurm_env[@]}" "$@" PATH="$TMP/slurmbin:$PATH" FAKE_SRUN_DIR="$TMP/srun" \
+    FAKE_TRAINER_OUT="$TMP/trainer-argv" timeout 60 bash "$SJOB"
+}
+run_job
+check_eq "slurm job: exits 0" 0 "$RC"
+[ "$RC" -eq 0 ] || printf '%s\n' "$ERR"
+load_argv "$TMP/srun/srun-1"
+check_eq "slurm job: first step checks the workdir on one task per node" \
+  "--nodes=2 --ntasks=2 --ntasks-per-node=1" "${ARGV[*]:0:3}"
+check_eq "slurm job: the check's marker is gone" "" "$(find "$SWORKDIR" -name '.shared-check-*')"
+expected_slurm_trainer=(-m jaxcl.main "--config=$CONFIG" "--workdir=$SWORKDIR" "${OVERRIDES[@]}")
+check_argv "slurm job: srun argv of the training step" "$TMP/srun/srun-2" --kill-on-bad-exit=1 \
+  --gpu-bind=none --label --cpus-per-task=6 --mpi=none python "${expected_slurm_trainer[@]}"
+check_eq "slurm job: no other srun step" no "$([ -e "$TMP/srun/srun-3" ] && echo yes || echo no)"
+for task in 0 1 2 3 4 5 6 7; do
+  check_argv "slurm job: process $task gets the overrides verbatim" "$TMP/trainer-argv.$task" \
+    "${expected_slurm_trainer[@]}"
+done
+task_env="$(cat "$TMP/trainer-argv.5.env" 2>/dev/null | tr '\0' '\n' || true)"
+check_eq "slurm job: the trainer runs in the checkout" "$REPO_ROOT" "$(cat "$TMP/trainer-argv.5.cwd" 2>/dev/null)"
+check_contains "slurm job: process 5 is SLURM_PROCID 5" "$task_env" $'\nSLURM_PROCID=5\n'
+check_contains "slurm job: process 5 is SLURM_LOCALID 1" "$task_env" $'\nSLURM_LOCALID=1\n'
+check_contains "slurm job: --env reaches the trainer" "$task_env" $'\nTFDS_DATA_DIR=/shared/tfds dir\n'
+check_contains "slurm job: --setup ran first" "$task_env" $'\nJAXCL_SITE_SETUP=loaded it\n'
+check_contains "slurm job: unbuffered output" "$task_env" $'\nPYTHONUNBUFFERED=1\n'
+check_lacks "slurm job: a stale JAX_COORDINATOR_ADDRESS is dropped" "$task_env" "JAX_COORDINATOR_ADDRESS="
+check_lacks "slurm job: a stale JAX_LOCAL_DEVICE_IDS is dropped" "$task_env" "JAX_LOCAL_DEVICE_IDS="
+check_contains "slurm job: prints the srun command" "$OUT" "+ srun --kill-on-bad-exit=1"
+# JAX itself, given process 5's environment: SLURM detected, the first node coordinates,
+# 8 processes, and process 5 takes local GPU 1.
+jax_python="$REPO_ROOT/.venv/bin/python"
+if [ ! -f "$TMP/trainer-argv.5.env" ]; then
+  fail "slurm job: JAX reads the task's environment" "process 5 did not run"
+elif [ -x "$jax_python" ] && "$jax_python" -c 'import jax._src.clusters' 2>/dev/null; then
+  task_env_args=()
+  while IFS= read -r -d '' word; do task_env_args+=("$word"); done <"$TMP/trainer-argv.5.env"
+  detected="$(env -i "${task_env_args[@]}" "$jax_python" -c '
+from jax._src import clusters
+print(clusters.ClusterEnv.auto_detect_unset_distributed_params(None, None, None, None, None, 300))
+' 2>&1)"
+  check_eq "slurm job: JAX reads the task's environment as process 5 of 8 on GPU 1" \
+    "('gpu01:$((4242 % 4096 + 61440))', 8, 5, [1])" "$detected"
+else
+  echo "skip  jax is not importable from $jax_python"
+fi
+
+run_job FAKE_TRAINER_FAIL_PROCID=2
+check_eq "slurm job: a failed process fails the job" 3 "$RC"
+run_job FAKE_NODE_LOCAL="$SHARED"
+check_eq "slurm job: a workdir the second node cannot see stops the job" 1 "$RC"
+check_contains "slurm job: names the node" "$ERR" "node $(hostname) does not see"
+check_contains "slurm job: says the workdir must be shared" "$ERR" "not shared by all nodes"
+check_eq "slurm job: and trains nothing" no "$([ -e "$TMP/srun/srun-2" ] && echo yes || echo no)"
+
+echo "# slurm_launch.sh: one node, --gres with a GPU type, --no-submit"
+reset_calls
+SWORKDIR1="$SHARED/seed0"
+capture "$S/slurm_launch.sh" --dry-run --gpus-per-node 1 --gres --gpu-type a100 --venv "$SVENV" \
+  --allow-local-workdir "$CONFIG" "$SWORKDIR1" --config.seed=0
+printed_script="$(printf '%s\n' "$OUT" | sed -n '/^# The job script /,$p' | tail -n +2 | sed 's/^#   //')"
+check_contains "slurm one node: --gres=gpu:TYPE:G" "$printed_script" $'\n#SBATCH --gres=gpu:a100:1\n'
+check_contains "slurm one node: the log defaults to WORKDIR/slurm" "$printed_script" \
+  "#SBATCH --output=$SWORKDIR1/slurm/%x-%j.out"
+check_contains "slurm one node: the job name comes from WORKDIR" "$printed_script" "#SBATCH --job-name=jaxcl-seed0"
+capture "$S/slurm_launch.sh" --no-submit --gpus-per-node 1 --gres --gpu-type a100 --venv "$SVENV" \
+  --allow-local-workdir "$CONFIG" "$SWORKDIR1" --config.seed=0
+check_eq "slurm --no-submit: submits nothing" 0 "$(count_calls)"
+SJOB="$SWORKDIR1/slurm/jaxcl-seed0.sbatch"
+check_eq "slurm --no-submit: writes the script the dry run printed" "$printed_script" "$(cat "$SJOB" 2>/dev/null)"
+slurm_env=(SLURM_JOB_ID=77 SLURM_JOB_NUM_NODES=1 SLURM_JOB_NODELIST=gpu07 SLURM_NTASKS=1
+  SLURM_NTASKS_PER_NODE=1)
+run_job
+check_eq "slurm one node: exits 0" 0 "$RC"
+check_argv "slurm one node: a single srun step, the trainer's" "$TMP/srun/srun-1" --kill-on-bad-exit=1 \
+  --gpu-bind=none --label python -m jaxcl.main "--config=$CONFIG" "--workdir=$SWORKDIR1" --config.seed=0
+check_eq "slurm one node: no workdir check" no "$([ -e "$TMP/srun/srun-2" ] && echo yes || echo no)"
+DRY_TOOL=gcloud
 
 echo
 echo "test_dry_run: $PASSED passed, $FAILED failed"
