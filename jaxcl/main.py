@@ -1,23 +1,32 @@
-r"""Command line: ``python -m jaxcl.main --config=experiments/<...>.py[:variant] --workdir=DIR``.
+r"""Command line: ``python -m jaxcl.main --config=experiments/<...>.py[:arg] --workdir=DIR``.
 
 Any config key can be overridden on the command line, e.g. ``--config.optim.lr=0.05``; an
-unknown key is an error. With no ``--config`` the embedded quickstart runs (scikit-learn's
-digits, four methods, a table of linear-probe accuracies, a few minutes on a laptop CPU).
+unknown key, or one that does not apply to the run, is an error. With no ``--config`` the
+embedded quickstart runs (scikit-learn's digits, four methods, a table of linear-probe
+accuracies, a few minutes on a laptop CPU).
+
+A usage error (a config file that does not exist or does not load, an argument the config
+does not accept, an unknown key, a value of the wrong type or range, a ``--workdir`` that
+is a file) prints one line naming the flag, the value and what is accepted, and exits with
+status 2, before any work starts.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import logging as logging_std
 import os
+import sys
 import tempfile
 
+import ml_collections
 from absl import app, flags, logging
 from ml_collections import config_flags
 
 _DEFAULT = os.path.join(os.path.dirname(__file__), "configs", "quickstart.py")
 
 _CONFIG = config_flags.DEFINE_config_file(
-    "config", _DEFAULT, "Path to an ml_collections config file ([:variant]).", lock_config=True
+    "config", _DEFAULT, "Path to an ml_collections config file ([:arg]).", lock_config=True
 )
 _WORKDIR = flags.DEFINE_string(
     "workdir",
@@ -25,6 +34,12 @@ _WORKDIR = flags.DEFINE_string(
     "Folder for checkpoints, TensorBoard summaries and results (default: a "
     "fresh temporary folder).",
 )
+
+USAGE_ERROR = 2
+
+
+class UsageError(Exception):
+    """A command line that cannot run; its message is the one line printed."""
 
 
 class _QuietLibraries(logging_std.Filter):
@@ -35,6 +50,91 @@ class _QuietLibraries(logging_std.Filter):
         return record.levelno > logging_std.INFO or not any(p in record.pathname for p in noisy)
 
 
+def _flag_value(argv: list[str], name: str) -> str | None:
+    """The last value given to ``--name`` (``--name=V`` or ``--name V``), else None."""
+    value = None
+    for i, arg in enumerate(argv):
+        if arg.startswith(f"--{name}="):
+            value = arg.split("=", 1)[1]
+        elif arg == f"--{name}" and i + 1 < len(argv):
+            value = argv[i + 1]
+    return value
+
+
+def _load_config(spec: str) -> ml_collections.ConfigDict:
+    """The config ``--config=PATH[:ARG]`` names, or UsageError in one line."""
+    path, _, arg = spec.partition(":")
+    if not path:
+        raise UsageError("--config='': name a config file, e.g. --config=experiments/quickstart.py")
+    if not os.path.isfile(path):
+        raise UsageError(
+            f"--config={spec}: no such file {path!r} (relative to {os.getcwd()}); configs are "
+            "in experiments/<paper>/, e.g. --config=experiments/dacl/tabular_fmnist_dacl.py:cpu"
+        )
+    from jaxcl.training import ConfigError
+
+    module_spec = importlib.util.spec_from_file_location("_jaxcl_cli_config", path)
+    module = importlib.util.module_from_spec(module_spec)
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as err:  # the user's file: say in one line what failed
+        raise UsageError(
+            f"--config={spec}: {path} does not load: {type(err).__name__}: {err}"
+        ) from None
+    if not hasattr(module, "get_config"):
+        raise UsageError(f"--config={spec}: {path} defines no get_config()")
+    try:
+        config = module.get_config(*([arg] if ":" in spec else []))
+    except ConfigError as err:
+        raise UsageError(f"--config={spec}: {err}") from None
+    if not isinstance(config, ml_collections.ConfigDict):
+        raise UsageError(f"--config={spec}: get_config() returned {type(config).__name__}")
+    return config
+
+
+def _check_overrides(argv: list[str], config: ml_collections.ConfigDict) -> None:
+    """UsageError naming an override whose key the config does not hold, with the keys
+    that level has (ml_collections would fail first with a bare AttributeError)."""
+    for arg in argv:
+        if not arg.startswith("--config."):
+            continue
+        flag = arg.split("=", 1)[0]
+        node = config
+        parts = flag[len("--config.") :].split(".")
+        for depth, part in enumerate(parts):
+            if not isinstance(node, ml_collections.ConfigDict) or part not in node:
+                where = "config" + "".join(f".{p}" for p in parts[:depth])
+                keys = sorted(node.keys()) if isinstance(node, ml_collections.ConfigDict) else []
+                raise UsageError(
+                    f"{flag}: this config has no key {part!r} under {where}; keys there: {keys}"
+                )
+            node = node[part]
+
+
+def _parse_flags(argv: list[str]) -> list[str]:
+    """absl's flag parsing, with every failure turned into one line and exit status 2."""
+    try:
+        spec = _flag_value(argv, "config")
+        if spec is not None or any(a.startswith("--config.") for a in argv):
+            config = _load_config(spec if spec is not None else _DEFAULT)
+            _check_overrides(argv, config)
+        return flags.FLAGS(argv)
+    except UsageError as err:
+        _exit_usage(str(err))
+    except flags.Error as err:
+        lines = [line for line in str(err).splitlines() if line.strip()]
+        # ml_collections wraps an error of the config file in its traceback: keep its last line.
+        message = lines[-1] if "Error whilst parsing config file" in lines[0] else lines[0]
+        if "invalid literal for int()" in message:
+            message = message.split(": invalid literal")[0] + ": expected an integer"
+        _exit_usage(message)
+
+
+def _exit_usage(message: str) -> None:
+    print(f"jaxcl.main: error: {message}", file=sys.stderr, flush=True)
+    sys.exit(USAGE_ERROR)
+
+
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
@@ -43,17 +143,29 @@ def main(argv):
     from jaxcl import training
 
     workdir = _WORKDIR.value or tempfile.mkdtemp(prefix="jaxcl_")
-    logging.info("workdir: %s", workdir)
     config = _CONFIG.value
-    if "variants" in config:
-        training.run_variants(config, workdir)
-    else:
-        results = training.run_repeats(config, workdir)
-        print(training.format_table({config.method.name: results}), flush=True)
+    if os.path.exists(workdir) and not os.path.isdir(workdir):
+        _exit_usage(f"--workdir={workdir}: exists and is not a folder; name a folder")
+    try:
+        # Every run of a sweep is checked before the first one starts.
+        runs = training.variant_configs(config) if "variants" in config else {"": config}
+        for run_config in runs.values():
+            training.validate(run_config)
+    except training.ConfigError as err:
+        _exit_usage(str(err))
+    logging.info("workdir: %s", workdir)
+    try:
+        if "variants" in config:
+            training.run_variants(config, workdir)
+        else:
+            results = training.run_repeats(config, workdir)
+            print(training.format_table({config.method.name: results}), flush=True)
+    except training.ConfigError as err:  # found once the data is read (e.g. a missing folder)
+        _exit_usage(str(err))
 
 
 def run():
-    app.run(main)
+    app.run(main, flags_parser=_parse_flags)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from flax import nnx
 
 from jaxcl.data import Graph, NodeDataset, load_gin
 from jaxcl.graphs import (
+    GraphBatcher,
     PaddingBudget,
     batch_graphs,
     node_graph,
@@ -270,3 +271,40 @@ def test_gin_jit_and_grad_are_finite(mutag):
     assert all(np.isfinite(x).all() for x in leaves)
     eps_grads = [np.asarray(layer.eps[...]) for layer in nnx.merge(graphdef, grads, rest).layers]
     assert all(np.abs(g) > 0 for g in eps_grads), "learnable eps gets a gradient"
+
+
+def test_gin_on_a_stacked_batch_equals_gin_on_the_unstacked_batch(mutag):
+    """Sub-batches stacked on a leading axis: message passing per sub-batch, batch norm over
+    the real nodes of all of them, outputs flattened; the same as the unstacked batch."""
+    batcher = GraphBatcher(mutag, 24, num_shards=4, seed=0)
+    indices = batcher.batch_indices(0)[-1]  # 188 = 7 * 24 + 20: sub-batches of 5 graphs
+    stacked = list(batcher.epoch(0))[-1]
+    unstacked = batch_graphs([mutag.graphs[i] for i in indices])
+    edge_mask = np.random.default_rng(0).random(stacked.senders.shape) < 0.8
+    out = {}
+    for name, batch, kw in [
+        ("unstacked", unstacked, {}),
+        ("stacked", stacked, {}),
+        ("dropped", stacked, {"edge_mask": edge_mask}),
+        ("dropped_flat", stacked, {"edge_mask": edge_mask.reshape(-1)}),
+    ]:
+        model = GIN(9, width=16, depth=3, rngs=nnx.Rngs(7))  # same init each time
+        (nodes, pooled), after = _call(model, batch, **kw)
+        masks = padding_masks(batch)
+        stats = [np.asarray(layer.norm.mean[...]) for layer in after.layers]
+        out[name] = (np.asarray(nodes), np.asarray(pooled), masks, stats)
+    nodes, pooled, masks, stats = out["stacked"]
+    num_sub, n_node, n_graph = 4, stacked.nodes.shape[1], stacked.n_node.shape[1]
+    assert nodes.shape == (num_sub * n_node, 48) and pooled.shape == (num_sub * n_graph, 48)
+    assert not nodes[~np.asarray(masks.nodes)].any()
+    assert not pooled[~np.asarray(masks.graphs)].any()
+    want_nodes, want_pooled, want_masks, want_stats = out["unstacked"]
+    real, want_real = np.asarray(masks.nodes), np.asarray(want_masks.nodes)
+    np.testing.assert_allclose(nodes[real], want_nodes[want_real], rtol=1e-4, atol=1e-4)
+    rows = batcher.graph_rows(indices)
+    np.testing.assert_allclose(pooled[rows], want_pooled[: len(indices)], rtol=1e-4, atol=1e-4)
+    for a, b in zip(stats, want_stats, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    # A stacked edge mask may come flattened; dropping edges changes the embeddings.
+    np.testing.assert_array_equal(out["dropped"][1], out["dropped_flat"][1])
+    assert not np.allclose(out["dropped"][1], pooled)

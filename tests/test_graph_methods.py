@@ -20,7 +20,7 @@ from jaxcl import losses, methods
 from jaxcl.configs import dacl_graph
 from jaxcl.data import load_tu
 from jaxcl.graphs import PaddingBudget, batch_graphs
-from jaxcl.training import train_and_evaluate, validate
+from jaxcl.training import ConfigError, train_and_evaluate, validate
 
 DATA = Path(__file__).parents[1].parent / "shared" / "data"
 
@@ -30,6 +30,10 @@ def mutag():
     if not (DATA / "tu_raw").is_dir():
         pytest.fail(f"benchmark data not found at {DATA} (../shared/data beside the checkout)")
     return load_tu(DATA / "tu_raw", "MUTAG")
+
+
+def _spec(num_features):
+    return methods.DataSpec("graph", num_features, 2)
 
 
 def _method(name, **hp):
@@ -45,14 +49,14 @@ def _loss_fn(method, model, batch):
     @jax.jit
     def loss(params):
         model = nnx.merge(graphdef, params, rest, copy=True)
-        return method.loss(model, batch, jax.random.key(0))[0]
+        return method.loss(model, batch, jax.random.key(0), {})[0]
 
     return loss, params
 
 
 def _loss(name, graphs, budget, *, seed=0, **hp):
     method = _method(name, **hp)
-    model = method.build(7, 2, rngs=nnx.Rngs(seed))  # the same init for every budget
+    model = method.build(_spec(7), rngs=nnx.Rngs(seed))  # the same init for every budget
     loss, params = _loss_fn(method, model, batch_graphs(graphs, budget))
     return float(loss(params))
 
@@ -67,7 +71,7 @@ def _fits(graphs, extra_nodes=1, extra_edges=0, extra_graphs=1):
 def test_losses_are_finite_and_differentiable_on_a_mutag_batch(mutag, name):
     graphs = mutag.graphs[:16]
     method = _method(name)
-    model = method.build(mutag.num_features, 2, rngs=nnx.Rngs(0))
+    model = method.build(_spec(mutag.num_features), rngs=nnx.Rngs(0))
     loss, params = _loss_fn(method, model, batch_graphs(graphs, _fits(graphs, 40, 64, 4)))
     value, grads = jax.value_and_grad(loss)(params)
     assert np.isfinite(value)
@@ -102,14 +106,14 @@ def test_infograph_loss_does_not_depend_on_padding_and_matches_reference(mutag):
     method = _method("infograph")
     out = []
     for budget in (_fits(graphs), _fits(graphs, 93, 160), _fits(graphs, 30, 16, 9)):
-        model = method.build(7, 2, rngs=nnx.Rngs(0))
+        model = method.build(_spec(7), rngs=nnx.Rngs(0))
         batch = batch_graphs(graphs, budget)
         graphdef, state = nnx.split(model)
 
         @jax.jit
         def run(state, batch, graphdef=graphdef):
             model = nnx.merge(graphdef, state)
-            loss = method.loss(model, batch, None)[0]
+            loss = method.loss(model, batch, None, {})[0]
             nodes, pooled = model.encoder.nodes_and_graphs(batch)  # BN on batch statistics
             return loss, model.local_head(nodes), model.global_head(pooled)
 
@@ -230,25 +234,30 @@ def test_short_dacl_run_on_mutag_writes_results(tmp_path):
 def test_table_4_configs_validate_and_follow_the_released_setup(row):
     for dataset in dacl_graph.DATASETS:
         config = dacl_graph.make(row, dataset)
-        validate(config, methods.get(row).defaults)
-        assert config.repeats == 5 and config.train.epochs == 20
-        assert config.train.batch_size == 128 and config.eval.last_epochs == 5
+        validate(config)
+        assert config.repeats == 5 and config.train.batch_size == 128
         assert config.model.encoder_depth * config.model.encoder_width == 2048
-        assert config.optim.name == "adam" and config.optim.schedule == "constant"
         assert config.model.gin_kernel_init == "glorot_uniform"
+        if row == "none":  # no training: no optimiser, epochs or heads
+            assert "optim" not in config and "epochs" not in config.train
+            assert "head_width" not in config.model
+        else:
+            assert config.train.epochs == 20 and config.eval.last_epochs == 5
+            assert config.optim.name == "adam" and config.optim.schedule == "constant"
         want = "constant" if dataset.startswith("imdb") else "tags"
         assert config.data.node_features == want
     assert dacl_graph.make(row, "mutag").data.graph_format == "tu"
     quick = dacl_graph.make(row, "ptc_mr,quick")
-    assert quick.repeats == 1 and quick.train.epochs == 2
+    assert quick.repeats == 1 and quick.model.encoder_width == 32
+    assert quick.train.get("epochs", 2) == 2
     for bad in ("", "reddit", "mutag,slow", "mutag,quick,x"):
-        with pytest.raises(ValueError, match="config argument"):
+        with pytest.raises(ConfigError, match="config argument"):
             dacl_graph.make(row, bad)
 
 
 def test_glorot_uniform_gin_kernels():
     config = dacl_graph.make("none", "mutag,quick")
-    encoder, width = methods.build_encoder(config.model, 7, nnx.Rngs(0))
+    encoder, width = methods.build_encoder(config.model, _spec(7), nnx.Rngs(0))
     assert width == 2 * 32
     for layer in encoder.gin.layers:
         for linear in (layer.linear1, layer.linear2):

@@ -24,6 +24,7 @@ from jaxcl.graphs import (
     gcn_normalization,
     mask_features,
     node_graph,
+    node_graph_ids,
     padding_budgets,
     padding_masks,
     pool_nodes,
@@ -451,3 +452,79 @@ def test_gather_nodes_and_aggregate_edges_match_indexing_with_gradients():
     want_grad = np.zeros((7, 3), np.float32)
     np.add.at(want_grad, senders, np.asarray(weights)[receivers])
     np.testing.assert_allclose(grad, want_grad, rtol=1e-5, atol=1e-6)
+
+
+def _stacked_batch(rng, sizes, budget):
+    """Sub-batches of random graphs (one list of sizes each) stacked on a leading axis, as
+    ``GraphBatcher(num_shards=len(sizes))`` yields them."""
+    subs = [batch_graphs([_random_graph(rng, n) for n in group], budget) for group in sizes]
+    return jax.tree.map(lambda *xs: np.stack(xs), *subs), subs
+
+
+def test_segment_ops_on_a_stacked_batch_apply_per_sub_batch():
+    """Stacked inputs (``[S, ...]``, node ids local to each sub-batch) give the op of each
+    sub-batch, under jit; masks and graph ids come flattened, ids global."""
+    rng = np.random.default_rng(8)
+    budget = PaddingBudget(24, 80, 4)
+    stacked, subs = _stacked_batch(rng, [[4, 6], [7], [3, 2, 5]], budget)
+    num_sub, num_nodes = stacked.nodes.shape[:2]
+    values = jnp.asarray(rng.normal(size=(num_sub, num_nodes, 2)).astype(np.float32))
+    edge_mask = rng.random(stacked.senders.shape) < 0.7
+
+    @jax.jit
+    def ops(graph, values, edge_mask):
+        masks = padding_masks(graph)
+        messages = gather_nodes(values, graph.senders, batch_dims=1)
+        summed = aggregate_edges(
+            messages, graph.receivers, num_nodes, edge_mask=edge_mask, sorted_receivers=True
+        )
+        flat_mask = aggregate_edges(  # a flattened mask, as padding_masks gives
+            messages, graph.receivers, num_nodes, edge_mask=edge_mask.reshape(-1)
+        )
+        pooled = pool_nodes(graph, values, node_mask=masks.nodes, reduction="mean")
+        coef = gcn_normalization(graph.senders, graph.receivers, num_nodes, edge_mask=edge_mask)
+        return masks, summed, flat_mask, pooled, coef, node_graph_ids(graph)
+
+    masks, summed, flat_mask, pooled, (edge_coef, self_coef), ids = ops(stacked, values, edge_mask)
+    assert summed.shape == (num_sub, num_nodes, 2) and pooled.shape == (num_sub, 4, 2)
+    assert masks.nodes.shape == (num_sub * num_nodes,) and ids.shape == masks.nodes.shape
+    np.testing.assert_array_equal(flat_mask, summed)
+    for s, sub in enumerate(subs):
+        want_masks = padding_masks(sub)
+        for got, want in zip(masks, want_masks, strict=True):
+            np.testing.assert_array_equal(np.asarray(got).reshape(num_sub, -1)[s], want)
+        keep = edge_mask[s]
+        want = np.zeros((num_nodes, 2), np.float32)
+        np.add.at(want, sub.receivers[keep], np.asarray(values[s])[sub.senders[keep]])
+        np.testing.assert_allclose(summed[s], want, rtol=1e-6, atol=1e-6)
+        want_pool = pool_nodes(sub, values[s], node_mask=want_masks.nodes, reduction="mean")
+        np.testing.assert_allclose(pooled[s], want_pool, rtol=1e-6)
+        e, c = gcn_normalization(sub.senders, sub.receivers, num_nodes, edge_mask=keep)
+        np.testing.assert_allclose(edge_coef[s], e, rtol=1e-6)
+        np.testing.assert_allclose(self_coef[s], c, rtol=1e-6)
+        # Global ids: graph g of sub-batch s is row s * n_graph + g of the flattened graphs.
+        local = np.repeat(np.arange(4), sub.n_node)
+        np.testing.assert_array_equal(ids[s * num_nodes : (s + 1) * num_nodes], s * 4 + local)
+    # A stacked gather is said explicitly; 2-D indices are otherwise a plain gather.
+    plain = gather_nodes(values[0], stacked.senders)
+    assert plain.shape == (num_sub, stacked.senders.shape[1], 2)
+    with pytest.raises(ValueError, match="`values` must have leading shape"):
+        gather_nodes(values[:2], stacked.senders, batch_dims=1)
+    with pytest.raises(ValueError, match="`messages` must have leading shape"):
+        aggregate_edges(values, stacked.receivers, num_nodes)
+
+
+def test_padding_budgets_for_a_given_last_batch_size(data_dir):
+    """A sharded batcher's last sub-batches hold ``ceil(remainder / num_shards)`` graphs: the
+    ladder gets rungs for that size, not for ``len(graphs) % batch_size``."""
+    ds = _mutag(data_dir)  # 188 graphs
+    default = padding_budgets(ds, 32)  # rungs for the last batch of 188 % 32 = 28 graphs
+    assert padding_budgets(ds, 32, last_batch_size=28) == default
+    assert padding_budgets(ds, 32, last_batch_size=0) == padding_budgets(
+        ds, 32, drop_remainder=True
+    )
+    small = padding_budgets(ds, 32, last_batch_size=3)
+    nodes = np.sort([g.num_nodes for g in ds.graphs])
+    assert small[0].n_node < default[0].n_node and small[0].n_node <= nodes[-3:].sum() + 8
+    with pytest.raises(ValueError, match="`last_batch_size` must be an int in"):
+        padding_budgets(ds, 32, last_batch_size=33)

@@ -10,10 +10,9 @@ import platform
 import subprocess
 import sys
 
-import ml_collections
 import pytest
 
-from jaxcl import methods, training
+from jaxcl import training
 
 _GLIBC = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
 
@@ -95,11 +94,10 @@ def test_reuse_host_memory_config_key_defaults_and_validation():
     assert grace_node.make("cora").train.reuse_host_memory is True
     assert dacl_graph.make("dacl_graph", "mutag").train.reuse_host_memory is True
     c = training.base_config()
-    c.method = ml_collections.ConfigDict({"name": "dacl", **methods.DACL.defaults})
     assert c.train.reuse_host_memory is False
-    training.validate(c, methods.DACL.defaults)
+    training.validate(c)
     with c.unlocked():
         del c.train["reuse_host_memory"]
         c.train.reuse_host_memory = "yes"
     with pytest.raises(training.ConfigError, match=r"config.train.reuse_host_memory = 'yes'"):
-        training.validate(c, methods.DACL.defaults)
+        training.validate(c)

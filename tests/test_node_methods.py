@@ -7,14 +7,13 @@ from pathlib import Path
 
 import jax
 import jax.numpy as jnp
-import ml_collections
 import numpy as np
 import pytest
 from flax import nnx
 
-from jaxcl import graphs, losses, methods, training
+from jaxcl import graphs, losses, methods, optim, training
 from jaxcl.data import NodeDataset, load_planetoid
-from jaxcl.methods._node import MVGRLInputs, corrupt, mvgrl_logits
+from jaxcl.methods._mvgrl import MVGRLInputs, corrupt, mvgrl_logits
 
 REPO = Path(__file__).parents[1]
 DATA = REPO.parent / "shared" / "data"
@@ -28,15 +27,19 @@ def data_dir() -> Path:
 
 
 def _config(name, *, width=16, **hp):
-    c = training.base_config()
-    c.data.name = "cora"
+    c = training.base_config("cora", name, optimizer="adam_l2")
     c.data.normalize_features = True
-    c.model.encoder = "gcn"
-    c.model.encoder_depth = 2 if name == "grace" else 1
-    c.model.encoder_width = c.model.head_width = c.model.embed_dim = width
-    c.model.head_depth = 2
-    c.method = ml_collections.ConfigDict({"name": name, **methods.get(name).defaults, **hp})
+    c.model.encoder_depth = 1 if name == "mvgrl" else 2
+    c.model.encoder_width = width
+    if name != "mvgrl":
+        c.model.head_width = c.model.embed_dim = width
+        c.model.head_depth = 2
+    c.method.update(hp)
     return c
+
+
+def _spec(num_features, num_classes=3):
+    return methods.DataSpec("node", num_features, num_classes)
 
 
 def _toy_dataset(rng, num_nodes=30, num_features=12, p=0.2) -> NodeDataset:
@@ -77,7 +80,7 @@ def _np_grace_loss(z1, z2, fc1, fc2, tau):
 @pytest.mark.parametrize("tau", [0.5, 0.9])
 def test_grace_loss_matches_numpy_transcription_of_grace_semi_loss(tau):
     method = methods.GRACE(_config("grace", temperature=tau))
-    model = method.build(10, 3, rngs=nnx.Rngs(0))
+    model = method.build(_spec(10), rngs=nnx.Rngs(0))
     rng = np.random.default_rng(0)
     z1, z2 = rng.normal(size=(2, 50, 16)).astype(np.float32)
     params = [
@@ -94,7 +97,7 @@ def test_grace_loss_matches_numpy_transcription_of_grace_semi_loss(tau):
 
 
 def test_grace_head_is_torch_initialised_elu_mlp():
-    model = methods.GRACE(_config("grace", width=64)).build(10, 3, rngs=nnx.Rngs(0))
+    model = methods.GRACE(_config("grace", width=64)).build(_spec(10), rngs=nnx.Rngs(0))
     fc1, fc2 = model.head.layers
     assert fc1.kernel.shape == (64, 64) and fc2.kernel.shape == (64, 64)
     bound = 1 / np.sqrt(64)
@@ -136,9 +139,9 @@ def test_grace_loss_encodes_the_two_views():
     ds = _toy_dataset(np.random.default_rng(0), num_nodes=40)
     graph = graphs.node_graph(ds)
     clean = methods.GRACE(_config("grace", p_e1=0.0, p_e2=0.0, p_f1=0.0, p_f2=0.0))
-    model = clean.build(ds.num_features, ds.num_classes, rngs=nnx.Rngs(0))
+    model = clean.build(_spec(ds.num_features, ds.num_classes), rngs=nnx.Rngs(0))
     h = model(graph)
-    loss, _ = clean.loss(model, graph, jax.random.key(0))
+    loss, _ = clean.loss(model, graph, jax.random.key(0), {})
     np.testing.assert_allclose(loss, losses.nt_xent(h, h, temperature=0.5), rtol=1e-6)
     noisy = methods.GRACE(_config("grace", p_e1=0.3, p_e2=0.5, p_f1=0.2, p_f2=0.4))
     key = jax.random.key(1)
@@ -146,30 +149,30 @@ def test_grace_loss_encodes_the_two_views():
     h1 = model.head(model.encoder(graph._replace(nodes=x1), edge_mask=m1))
     h2 = model.head(model.encoder(graph._replace(nodes=x2), edge_mask=m2))
     want = losses.nt_xent(h1, h2, temperature=0.5)
-    np.testing.assert_allclose(noisy.loss(model, graph, key)[0], want, rtol=1e-6)
+    np.testing.assert_allclose(noisy.loss(model, graph, key, {})[0], want, rtol=1e-6)
     assert abs(float(want) - float(loss)) > 1e-4
 
 
 def test_esco_grace_with_exact_kernel_and_lam_half_over_tau_is_symmetric_infonce():
     tau = 0.5
-    cfg = _config("grace", loss="esco", rf_method="exact", lam=1 / (2 * tau), temperature=tau)
-    method = methods.GRACE(cfg)
+    cfg = _config("grace_esco", rf_method="exact", lam=1 / (2 * tau), temperature=tau)
+    method = methods.GRACEESCo(cfg)
     rng = np.random.default_rng(1)
     h1, h2 = rng.normal(size=(2, 40, 8)).astype(np.float32)
     got = method.contrastive_loss(h1, h2, jax.random.key(0))
     want = losses.infonce(h1, h2, temperature=tau, symmetric=True)
     np.testing.assert_allclose(got, want, rtol=1e-5)
-    rff = methods.GRACE(_config("grace", loss="esco", rf_method="rff", num_features=256))
+    rff = methods.GRACEESCo(_config("grace_esco", rf_method="rff", num_features=256))
     assert np.isfinite(float(rff.contrastive_loss(h1, h2, jax.random.key(0))))
 
 
 @pytest.mark.parametrize(
     "key, value",
-    [("activation", "tanh"), ("loss", "infonce"), ("rf_method", "fast"), ("p_e2", 1.5)],
+    [("activation", "tanh"), ("esco_negatives", "both_ways"), ("rf_method", "fast"), ("p_e2", 1.5)],
 )
 def test_grace_rejects_bad_hyperparameters(key, value):
     with pytest.raises(ValueError, match=f"config.method.{key}"):
-        methods.GRACE(_config("grace", **{key: value}))
+        methods.GRACEESCo(_config("grace_esco", **{key: value}))
 
 
 # ------------------------------------------------------------------------------------------
@@ -190,10 +193,10 @@ def test_mvgrl_sparse_and_dense_diffusion_give_the_same_embeddings():
     outs = []
     for diffusion in ("dense", "sparse"):
         method = methods.MVGRL(_config("mvgrl", diffusion=diffusion, ppr_eps=1e-3))
-        model = method.build(ds.num_features, 3, rngs=nnx.Rngs(0))
+        model = method.build(_spec(ds.num_features), rngs=nnx.Rngs(0))
         inputs = method.node_inputs(ds, graphs.node_graph(ds))
         outs.append(
-            (method.features(model, inputs), method.loss(model, inputs, jax.random.key(2))[0])
+            (method.features(model, inputs), method.loss(model, inputs, jax.random.key(2), {})[0])
         )
     np.testing.assert_allclose(outs[0][0], outs[1][0], rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(outs[0][1], outs[1][1], rtol=1e-5)
@@ -202,7 +205,7 @@ def test_mvgrl_sparse_and_dense_diffusion_give_the_same_embeddings():
 def test_mvgrl_discriminator_logits_and_loss_match_numpy():
     ds = _toy_dataset(np.random.default_rng(2))
     method = methods.MVGRL(_config("mvgrl", width=8))
-    model = method.build(ds.num_features, 3, rngs=nnx.Rngs(0))
+    model = method.build(_spec(ds.num_features), rngs=nnx.Rngs(0))
     inputs = method.node_inputs(ds, graphs.node_graph(ds))
     key = jax.random.key(5)
     positive, negative = mvgrl_logits(model, inputs, key)
@@ -227,16 +230,16 @@ def test_mvgrl_discriminator_logits_and_loss_match_numpy():
     logits = np.concatenate([pos, neg])
     labels = np.concatenate([np.ones(2 * n), np.zeros(2 * n)])
     bce = np.mean(np.logaddexp(0, logits) - labels * logits)  # BCEWithLogitsLoss
-    loss, metrics = method.loss(model, inputs, key)
+    loss, metrics = method.loss(model, inputs, key, {})
     assert np.isfinite(float(loss))
     np.testing.assert_allclose(loss, bce, rtol=1e-5)
     np.testing.assert_allclose(method.features(model, inputs), h1 + h2, rtol=1e-5, atol=1e-6)
-    grads = nnx.grad(lambda m: method.loss(m, inputs, key)[0])(model)
+    grads = nnx.grad(lambda m: method.loss(m, inputs, key, {})[0])(model)
     assert all(np.all(np.isfinite(g)) for g in jax.tree.leaves(grads))
 
 
 def test_mvgrl_bilinear_discriminator_shapes_and_init():
-    model = methods.MVGRL(_config("mvgrl", width=512)).build(7, 3, rngs=nnx.Rngs(0))
+    model = methods.MVGRL(_config("mvgrl", width=512)).build(_spec(7), rngs=nnx.Rngs(0))
     w = np.asarray(model.discriminator.kernel[...])
     assert w.shape == (512, 512) and float(model.discriminator.bias[...]) == 0.0
     bound = np.sqrt(6 / (512 * 512 + 512))  # xavier_uniform_ of torch's [1, 512, 512] weight
@@ -293,8 +296,8 @@ def test_adam_l2_is_torch_adam_with_weight_decay_on_every_parameter():
         for _ in range(4)
     ]
     lr, wd = 0.01, 0.1
-    sched = training.make_schedule("constant", peak=lr, total_steps=4, warmup_steps=0)
-    tx = training.make_optimizer("adam_l2", sched, weight_decay=wd)
+    sched = optim.make_schedule("constant", peak=lr, total_steps=4, warmup_steps=0)
+    tx = optim.make_optimizer("adam_l2", sched, weight_decay=wd)
     p = jax.tree.map(jnp.asarray, params)
     state = tx.init(p)
     for grads in grads_seq:
@@ -304,20 +307,20 @@ def test_adam_l2_is_torch_adam_with_weight_decay_on_every_parameter():
     for k in params:
         np.testing.assert_allclose(p[k], want[k], rtol=1e-5, atol=1e-6)
     # The bias decays too (unlike "adam", which is AdamW on kernels only).
-    adamw = training.make_optimizer("adam", sched, weight_decay=wd)
+    adamw = optim.make_optimizer("adam", sched, weight_decay=wd)
     zero = jax.tree.map(jnp.zeros_like, p)
     assert float(jnp.abs(tx.update(zero, tx.init(p), p)[0]["bias"]).min()) > 0
     assert float(jnp.abs(adamw.update(zero, adamw.init(p), p)[0]["bias"]).max()) == 0
 
 
 def test_constant_schedule_with_and_without_warmup():
-    flat = training.make_schedule("constant", peak=0.3, total_steps=100, warmup_steps=0)
+    flat = optim.make_schedule("constant", peak=0.3, total_steps=100, warmup_steps=0)
     assert [float(flat(s)) for s in (0, 50, 100)] == pytest.approx([0.3] * 3)
-    warm = training.make_schedule("constant", peak=0.3, total_steps=100, warmup_steps=10)
+    warm = optim.make_schedule("constant", peak=0.3, total_steps=100, warmup_steps=10)
     assert float(warm(0)) == 0 and float(warm(5)) == pytest.approx(0.15)
     assert float(warm(10)) == pytest.approx(0.3) and float(warm(99)) == pytest.approx(0.3)
     with pytest.raises(ValueError, match="schedule"):
-        training.make_schedule("step", peak=0.3, total_steps=100, warmup_steps=0)
+        optim.make_schedule("step", peak=0.3, total_steps=100, warmup_steps=0)
 
 
 # ------------------------------------------------------------------------------------------
@@ -345,7 +348,7 @@ def _experiment(path, arg=None):
 )
 def test_experiment_configs_validate(path, arg):
     c = _experiment(path, arg)
-    training.validate(c, methods.get(c.method.name).defaults)
+    training.validate(c)
 
 
 def test_grace_configs_hold_esco_table_4():
@@ -373,14 +376,13 @@ def test_grace_configs_hold_esco_table_4():
         (200, 1e-3, 1e-5, 256, 256, 0.2, 0.0, 0.3, 0.2, 0.9),
     ]
     esco = _experiment("experiments/grace/cora.py", "sorf")
-    assert (esco.method.loss, esco.method.rf_method, esco.method.lam) == ("esco", "sorf", 1.2)
+    assert (esco.method.name, esco.method.rf_method, esco.method.lam) == ("grace_esco", "sorf", 1.2)
 
 
 @pytest.mark.parametrize("name", ["grace", "mvgrl"])
 def test_short_run_on_cora_trains_and_evaluates(tmp_path, data_dir, name):
     c = _config(name, width=16)
     c.data.data_dir = str(data_dir)
-    c.optim.name = "adam_l2"
     c.optim.schedule = "constant"
     c.optim.lr = 1e-3
     c.optim.weight_decay = 1e-5

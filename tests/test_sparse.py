@@ -8,7 +8,6 @@ from pathlib import Path
 
 import jax
 import jax.numpy as jnp
-import ml_collections
 import numpy as np
 import pytest
 from flax import nnx
@@ -133,14 +132,11 @@ def cora():
 
 
 def _grace_config(layout):
-    c = training.base_config()
-    c.data.name = "cora"
-    c.model.encoder = "gcn"
+    c = training.base_config("cora", "grace")
     c.model.encoder_depth = 2
     c.model.encoder_width = c.model.head_width = c.model.embed_dim = 32
     c.model.head_depth = 2
-    defaults = methods.get("grace").defaults
-    c.method = ml_collections.ConfigDict({"name": "grace", **defaults, "sparse_layout": layout})
+    c.method.sparse_layout = layout
     return c
 
 
@@ -157,13 +153,13 @@ def test_grace_sparse_layout_gives_the_dense_layouts_loss_gradients_and_features
     assert auto.use_sparse_layout(cora.node_features) == (jax.default_backend() == "cpu")
     assert not auto.use_sparse_layout(np.ones((4, 4)))
 
-    model = dense.build(cora.num_features, cora.num_classes, nnx.Rngs(0))
+    model = dense.build(methods.DataSpec("node", cora.num_features, cora.num_classes), nnx.Rngs(0))
     graphdef, params = nnx.split(model)
     key = jax.random.key(7)
 
     def loss_and_grads(method, batch):
         def f(params):
-            return method.loss(nnx.merge(graphdef, params), batch, key)[0]
+            return method.loss(nnx.merge(graphdef, params), batch, key, {})[0]
 
         return jax.value_and_grad(f)(params)
 

@@ -1,13 +1,12 @@
-"""The trainer end to end on tiny digits runs: sharding, resume, SIGKILL, non-finite, multi-host."""
+"""The trainer end to end on tiny runs: sharding, resume, non-finite, multi-host, data-parallel
+graphs. (SIGKILL and reruns: tests/test_engine_seams.py.)"""
 
 import dataclasses
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import jax
@@ -16,7 +15,7 @@ import pytest
 
 from jaxcl import data as data_lib
 from jaxcl import training
-from jaxcl.training import _tasks
+from jaxcl.training import _tabular_task
 
 ROOT = Path(__file__).parents[1]
 TINY = ROOT / "tests" / "configs" / "tiny.py"
@@ -31,7 +30,8 @@ def _tiny(method="dacl", **overrides):
     c = tiny.get_config(method)
     for dotted, value in overrides.items():
         section, key = dotted.split(".")
-        c[section][key] = value
+        with c.unlocked():
+            c[section][key] = value
     return c
 
 
@@ -44,12 +44,12 @@ def _env(devices=8, **extra):
     return env
 
 
-def _cli(workdir, *flags, method="dacl", env=None, **kw):
+def _cli(workdir, *flags, method="dacl", config=None, env=None, **kw):
     cmd = [
         sys.executable,
         "-m",
         "jaxcl.main",
-        f"--config={TINY}:{method}",
+        f"--config={config or f'{TINY}:{method}'}",
         f"--workdir={workdir}",
         *flags,
     ]
@@ -97,59 +97,17 @@ def test_no_pretraining_and_supervised_rows(tmp_path, monkeypatch):
     monkeypatch.setattr(_host, "reuse_host_memory", lambda: calls.append(1) or False)
     none = training.train_and_evaluate(_tiny("none"), str(tmp_path / "none"))
     assert none["steps"] == 0 and 0.1 < none["test_top1"] <= 1
-    assert not calls  # train.reuse_host_memory is off by default
-    training.train_and_evaluate(
-        _tiny("none", **{"train.reuse_host_memory": True}), str(tmp_path / "none_reuse")
-    )
-    assert calls == [1]  # the trainer applies the setting when the config asks for it
+    assert np.isnan(none["final_loss"])  # no training, no loss
     sup = training.train_and_evaluate(
         _tiny("supervised", **{"train.epochs": 10}), str(tmp_path / "sup")
     )
     assert "knn_top1" not in sup and sup["test_top1"] > 0.8
-
-
-def test_sigkill_mid_training_then_rerun_matches_uninterrupted(tmp_path):
-    flags = [
-        "--config.train.epochs=50",
-        "--config.train.checkpoint_every_steps=100",
-        "--config.train.log_every_steps=100",
-    ]
-    # Uninterrupted reference.
-    ref = _cli(tmp_path / "ref", *flags)
-    out, _ = ref.communicate(timeout=600)
-    assert ref.returncode == 0, out[-3000:]
-
-    victim = _cli(tmp_path / "run", *flags)
-    ckpt_dir = tmp_path / "run" / "checkpoints"
-    deadline = time.time() + 600
-    killed_after = None
-    while time.time() < deadline:
-        steps = (
-            [int(p.name) for p in ckpt_dir.glob("*") if p.name.isdigit()]
-            if ckpt_dir.exists()
-            else []
-        )
-        if steps and max(steps) >= 300:
-            assert victim.poll() is None, "the run finished before it could be killed"
-            victim.send_signal(signal.SIGKILL)
-            killed_after = max(steps)
-            break
-        time.sleep(0.05)
-    victim.wait(timeout=60)
-    assert killed_after is not None and victim.returncode == -signal.SIGKILL
-    assert not (tmp_path / "run" / "results.json").exists()
-
-    resumed = _cli(tmp_path / "run", *flags)
-    out, _ = resumed.communicate(timeout=600)
-    assert resumed.returncode == 0, out[-3000:]
-    assert "restored checkpoint of step" in out
-    restored = int(out.split("restored checkpoint of step ")[1].split()[0])
-    assert killed_after <= restored < 50 * (1437 // 64)
-    a, b = _results(tmp_path / "ref"), _results(tmp_path / "run")
-    assert a["steps"] == b["steps"]
-    assert b["final_loss"] == a["final_loss"]
-    assert b["test_top1"] == a["test_top1"]
-    assert b["knn_top1"] == a["knn_top1"]
+    assert not calls  # train.reuse_host_memory is off by default
+    training.train_and_evaluate(
+        _tiny("supervised", **{"train.epochs": 1, "train.reuse_host_memory": True}),
+        str(tmp_path / "sup_reuse"),
+    )
+    assert calls == [1]  # the trainer applies the setting when the config asks for it
 
 
 def test_non_finite_loss_stops_with_step_and_metric_and_keeps_checkpoints(tmp_path, monkeypatch):
@@ -164,7 +122,7 @@ def test_non_finite_loss_stops_with_step_and_metric_and_keeps_checkpoints(tmp_pa
     train_x = clean.train_x.copy()
     train_x[bad_row, 3] = np.nan
     monkeypatch.setattr(
-        _tasks, "load_dataset", lambda cfg: dataclasses.replace(clean, train_x=train_x)
+        _tabular_task, "load_dataset", lambda cfg: dataclasses.replace(clean, train_x=train_x)
     )
     config = _tiny(**{"train.checkpoint_every_steps": 10, "train.log_every_steps": 3})
     with pytest.raises(FloatingPointError) as err:
@@ -179,27 +137,23 @@ def test_non_finite_loss_stops_with_step_and_metric_and_keeps_checkpoints(tmp_pa
     assert not (tmp_path / "results.json").exists()
 
 
-def test_cli_rejects_unknown_override_and_bad_value(tmp_path):
-    proc = _cli(tmp_path / "a", "--config.optim.lrr=0.1")
-    out, _ = proc.communicate(timeout=120)
-    assert proc.returncode != 0 and "lrr" in out
-    proc = _cli(tmp_path / "b", "--config.optim.lr=-1.0")
-    out, _ = proc.communicate(timeout=300)
-    assert proc.returncode != 0 and "config.optim.lr = -1.0: expected a number > 0" in out
-
-
 def _free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-def test_two_processes_of_four_devices_match_one_process_of_eight(tmp_path):
-    """The multi-host path: jax.distributed over two CPU processes, each feeding half a batch."""
+GRAPH = ROOT / "experiments" / "dacl" / "graph_infograph.py"
+DATA = ROOT.parent / "shared" / "data"
+
+
+def _run_two_processes(workdir, config, *flags):
     port = _free_port()
     procs = [
         _cli(
-            tmp_path / "multi",
+            workdir,
+            *flags,
+            config=config,
             env=_env(
                 devices=4,
                 JAX_COORDINATOR_ADDRESS=f"127.0.0.1:{port}",
@@ -212,14 +166,57 @@ def test_two_processes_of_four_devices_match_one_process_of_eight(tmp_path):
     outs = [p.communicate(timeout=600)[0] for p in procs]
     for p, out in zip(procs, outs, strict=True):
         assert p.returncode == 0, out[-3000:]
+    return outs
+
+
+@pytest.mark.parametrize("kind", ["tabular", "graph"])
+def test_two_processes_of_four_devices_match_one_process_of_eight(tmp_path, kind):
+    """The multi-host path: jax.distributed over two CPU processes, each feeding its own
+    devices' part of every batch (rows; graph sub-batches); then a rerun of the two
+    processes restores the checkpoint they wrote together and reports the same results."""
+    if kind == "tabular":
+        config, flags = f"{TINY}:dacl", []
+    else:
+        config, flags = f"{GRAPH}:mutag,quick", [f"--config.data.data_dir={DATA}"]
+    outs = _run_two_processes(tmp_path / "multi", config, *flags)
     assert "process 0 of 2, 4 local / 8 global devices" in outs[0]
-    single = _cli(tmp_path / "single")
+    single = _cli(tmp_path / "single", *flags, config=config)
     out, _ = single.communicate(timeout=600)
     assert single.returncode == 0, out[-3000:]
     multi, one = _results(tmp_path / "multi"), _results(tmp_path / "single")
     assert multi["devices"] == one["devices"] == 8
     np.testing.assert_allclose(multi["final_loss"], one["final_loss"], rtol=1e-4)
-    assert abs(multi["test_top1"] - one["test_top1"]) <= 2 / 360
+    assert abs(multi["test_top1"] - one["test_top1"]) <= 0.011
+    outs = _run_two_processes(tmp_path / "multi", config, *flags)
+    assert all("restored checkpoint of step" in out for out in outs)
+    again = _results(tmp_path / "multi")
+    assert again["final_loss"] == multi["final_loss"] and again["test_top1"] == multi["test_top1"]
+
+
+def test_graph_batches_split_over_eight_devices_give_the_one_device_run(tmp_path, monkeypatch):
+    """Graph classification, data parallel: each device its own padded sub-batch; the
+    run's losses and results are those of one device, and the step compiles once per
+    padding budget used."""
+    from jaxcl import methods
+    from jaxcl.configs import dacl_graph
+
+    traces = []
+    loss = methods.InfoGraph.loss
+    monkeypatch.setattr(methods.InfoGraph, "loss", lambda *a: traces.append(1) or loss(*a))
+    runs = {}
+    for devices in (1, 8):
+        config = dacl_graph.make("infograph", "mutag,quick")
+        config.data.data_dir = str(DATA)
+        config.mesh.data = devices
+        config.train.batch_size = 32  # 6 steps an epoch
+        traces.clear()
+        runs[devices] = training.train_and_evaluate(config, str(tmp_path / str(devices)))
+        runs[devices]["traces"] = len(traces)
+    one, eight = runs[1], runs[8]
+    np.testing.assert_allclose(eight["final_loss"], one["final_loss"], rtol=1e-3)
+    assert abs(eight["test_top1"] - one["test_top1"]) <= 0.011
+    # One trace (compile) per budget used; MUTAG at 4 graphs per device uses 2 of 3.
+    assert 1 <= eight["traces"] <= 3, eight["traces"]
 
 
 def test_jax_sees_eight_devices_here():

@@ -1,4 +1,4 @@
-"""Trainer parts: optimiser masks, schedules, config checks, variants, models, the step."""
+"""Trainer parts: config checks, variants, models, the default step and its guard."""
 
 import dataclasses
 
@@ -20,58 +20,14 @@ def _model():
     )
 
 
-def test_decay_mask_excludes_batch_norm_and_biases():
-    params = nnx.to_pure_dict(nnx.state(_model(), nnx.Param))
-    mask = training.decay_mask(params)
-    flat = {jax.tree_util.keystr(k): v for k, v in jax.tree_util.tree_leaves_with_path(mask)}
-    assert flat and all(("kernel" in k) == v for k, v in flat.items()), flat
-    assert any("scale" in k for k in flat) and any("bias" in k for k in flat)
-
-
-def test_lars_adapts_kernels_only():
-    """Kernels get weight decay + trust ratio; BN scale/bias get plain momentum SGD."""
-    params = {"kernel": jnp.full((3, 3), 2.0), "scale": jnp.full((3,), 2.0)}
-    grads = {"kernel": jnp.full((3, 3), 0.5), "scale": jnp.full((3,), 0.5)}
-    lr, wd, eta = 0.1, 0.01, 0.001
-    tx = training.make_optimizer("lars", lambda _: lr, weight_decay=wd, trust_coefficient=eta)
-    updates, _ = tx.update(grads, tx.init(params), params)
-    g = 0.5 + wd * 2.0  # decayed kernel gradient
-    trust = eta * np.linalg.norm(np.full(9, 2.0)) / np.linalg.norm(np.full(9, g))
-    np.testing.assert_allclose(updates["kernel"], -lr * trust * g, rtol=1e-5)
-    np.testing.assert_allclose(updates["scale"], -lr * 0.5, rtol=1e-6)
-
-
-def test_adamw_decays_kernels_only():
-    params = {"kernel": jnp.ones((2, 2)), "bias": jnp.ones((2,))}
-    zero = jax.tree.map(jnp.zeros_like, params)
-    tx = training.make_optimizer("adam", lambda _: 0.1, weight_decay=0.5)
-    updates, _ = tx.update(zero, tx.init(params), params)
-    np.testing.assert_allclose(updates["kernel"], -0.1 * 0.5, rtol=1e-6)
-    np.testing.assert_allclose(updates["bias"], 0.0)
-
-
-def test_warmup_then_cosine_without_restarts():
-    sched = training.warmup_cosine(peak=2.0, total_steps=100, warmup_steps=10)
-    values = np.array([float(sched(s)) for s in range(101)])
-    assert values[0] == 0.0
-    np.testing.assert_allclose(values[10], 2.0, rtol=1e-6)
-    assert np.all(np.diff(values[:11]) > 0)  # linear warm-up
-    np.testing.assert_allclose(np.diff(values[:11]), 0.2, rtol=1e-5)
-    assert np.all(np.diff(values[10:]) <= 1e-7)  # then monotone decay, no restart
-    np.testing.assert_allclose(values[55], 1.0, rtol=1e-5)  # halfway down the cosine
-    assert values[100] == pytest.approx(0.0, abs=1e-7)
-    no_warmup = training.warmup_cosine(peak=1.0, total_steps=10, warmup_steps=0)
-    assert float(no_warmup(0)) == pytest.approx(1.0)
-
-
 def _config(**method):
     c = training.base_config()
-    c.method = ml_collections.ConfigDict({"name": "dacl", **methods.DACL.defaults, **method})
+    c.method.update(method)
     return c
 
 
 def test_valid_config_passes():
-    training.validate(_config(), methods.DACL.defaults)
+    training.validate(_config())
 
 
 @pytest.mark.parametrize(
@@ -79,18 +35,55 @@ def test_valid_config_passes():
     [
         (lambda c: c.optim.__setattr__("lrr", 0.1), "config.optim.lrr is not a known key"),
         (lambda c: c.__setattr__("optimizer", {}), "config.optimizer is not a known key"),
-        (lambda c: c.method.__setattr__("beta", 1.0), "config.method.beta is not a known key"),
+        (
+            lambda c: c.method.__setattr__("beta", 1.0),
+            "config.method.beta is not a key of method 'dacl'; its keys: ['alpha', 'name', "
+            "'temperature']",
+        ),
+        # Keys of other components: named as not applying to this run.
+        (
+            lambda c: c.data.__setattr__("padding_anchors", (1.0,)),
+            "config.data.padding_anchors does not apply to this run (data 'digits' (tabular), "
+            "method 'dacl', encoder 'mlp', optimizer 'lars')",
+        ),
+        (
+            lambda c: c.optim.__setattr__("name", "adam"),
+            "config.optim.momentum does not apply to this run",
+        ),
+        (
+            lambda c: c.model.__setattr__("encoder", "gin"),
+            "config.model.encoder = 'gin': encodes ['graph'] data, but config.data.name = "
+            "'digits' is 'tabular' data",
+        ),
+        (
+            lambda c: c.model.__setattr__("encoder", "resnet"),
+            "config.model.encoder = 'resnet': unknown encoder; known encoders: ['gcn', 'gin', "
+            "'mlp']",
+        ),
+        (
+            lambda c: c.model.__setattr__("compute_dtype", "float16"),
+            "config.model.compute_dtype = 'float16': expected one of ['float32', 'bfloat16']",
+        ),
         (
             lambda c: c.optim.__setattr__("lr", -0.1),
             "config.optim.lr = -0.1: expected a number > 0",
         ),
         (lambda c: c.optim.__setattr__("name", "rmsprop"), "config.optim.name = 'rmsprop'"),
+        (
+            lambda c: c.optim.__setattr__("lr", float("inf")),
+            "config.optim.lr = inf: expected a finite",
+        ),
         (lambda c: c.train.__setattr__("batch_size", 0), "config.train.batch_size = 0"),
         (
             lambda c: c.train.__setattr__("epochs", -1),
             "config.train.epochs = -1: expected an integer >= 0",
         ),
-        (lambda c: c.data.__setattr__("name", "mnist"), "config.data.name = 'mnist'"),
+        (lambda c: c.data.__setattr__("name", "mnist"), "config.data.name = 'mnist': unknown data"),
+        (
+            lambda c: c.data.__setattr__("name", "cora"),
+            "config.method.name = 'dacl': trains on ['tabular'] data, but config.data.name = "
+            "'cora' is 'node' data",
+        ),
         (
             lambda c: c.__setattr__(
                 "method",
@@ -99,14 +92,6 @@ def test_valid_config_passes():
             "config.method.alpha = 'high': expected a number",
         ),
         (lambda c: c.mesh.__setattr__("data", 0), "config.mesh.data = 0"),
-        (
-            lambda c: c.data.__setattr__("padding_anchors", ()),
-            "config.data.padding_anchors = (): expected a non-empty tuple of finite numbers",
-        ),
-        (
-            lambda c: c.data.__setattr__("padding_anchors", (1.0, float("nan"))),
-            "config.data.padding_anchors = (1.0, nan)",
-        ),
     ],
 )
 def test_bad_config_names_the_key(mutate, message):
@@ -114,8 +99,51 @@ def test_bad_config_names_the_key(mutate, message):
     with c.unlocked():
         mutate(c)
     with pytest.raises(training.ConfigError) as err:
-        training.validate(c, methods.DACL.defaults)
+        training.validate(c)
     assert message in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize(
+    "anchors, message",
+    [
+        ((), "config.data.padding_anchors = (): expected a non-empty tuple of finite numbers"),
+        ((1.0, float("nan")), "config.data.padding_anchors = (1.0, nan)"),
+    ],
+)
+def test_bad_graph_config_names_the_key(anchors, message):
+    c = training.base_config("mutag", "dacl_graph", optimizer="adam")
+    c.data.padding_anchors = anchors
+    with pytest.raises(training.ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        training.validate(c)
+
+
+def test_a_config_holds_exactly_the_keys_that_apply():
+    """No key that the run does not read: no optimiser or schedule without pretraining, no
+    batch size for full-graph steps, no head sizes for a method without a head, the
+    linear-protocol keys only with the linear protocol."""
+    none = training.base_config("digits", "none")
+    assert "optim" not in none and dict(none.train) == {}
+    assert set(none.model) == {"encoder", "compute_dtype", "encoder_depth", "encoder_width"}
+    grace = training.base_config("cora", "grace", optimizer="adam_l2")
+    assert "batch_size" not in grace.train and set(grace.optim) == {
+        "name", "lr", "weight_decay", "warmup_epochs", "schedule"
+    }  # fmt: skip
+    mvgrl = training.base_config("cora", "mvgrl")
+    assert "head_width" not in mvgrl.model
+    sup = training.base_config("digits", "supervised")
+    assert "linear_epochs" not in sup.eval and "knn_every_epochs" not in sup.train
+    svm = training.base_config("mutag", "infograph", optimizer="adam")
+    svm.eval.graph_protocol = "svm"
+    with pytest.raises(training.ConfigError, match="eval.graph_linear_lr does not apply"):
+        training.validate(svm)
+    fixed = training.conform(svm)
+    assert "graph_linear_lr" not in fixed.eval
+    training.validate(fixed)
+    # The one config grammar: an unknown component name is named with the known ones.
+    with pytest.raises(training.ConfigError, match="config.data.name = 'cifar': unknown"):
+        training.base_config("cifar", "dacl")
+    with pytest.raises(training.ConfigError, match="unknown method 'simclr'"):
+        training.base_config("digits", "simclr")
 
 
 def test_config_dict_itself_refuses_a_value_of_the_wrong_type():
@@ -128,7 +156,7 @@ def test_missing_key_is_reported():
     c = _config()
     del c.train["log_every_steps"]
     with pytest.raises(training.ConfigError, match="config.train.log_every_steps is missing"):
-        training.validate(c, methods.DACL.defaults)
+        training.validate(c)
 
 
 def test_unknown_method_lists_the_known_ones():
@@ -147,8 +175,17 @@ def test_variants_replace_method_and_update_sections():
     out = training.variant_configs(c)
     assert list(out) == ["a", "b"]
     assert dict(out["a"].method) == {"name": "none"}
-    assert out["b"].method.scale == 0.3 and out["b"].train.epochs == 7
+    # No pretraining: the optimiser, training and head keys do not apply and are dropped.
+    assert "optim" not in out["a"] and "head_depth" not in out["a"].model
+    # A variant's method takes the method's defaults for what it leaves out.
+    assert (
+        out["b"].method.scale == 0.3
+        and out["b"].method.temperature == methods.GaussianNoise.defaults["temperature"]
+    )
+    assert out["b"].train.epochs == 7
     assert out["b"].train.batch_size == c.train.batch_size  # untouched keys survive
+    for cfg in out.values():
+        training.validate(cfg)
     assert all("variants" not in cfg for cfg in out.values())
     table = training.format_table(
         {
@@ -178,32 +215,44 @@ def test_mlp_shapes_batch_norm_and_no_bias_before_bn():
 def test_methods_losses_are_finite_and_differentiable():
     x = jax.random.normal(jax.random.key(0), (16, 6))
     y = jnp.arange(16) % 3
-    for name, cls in methods.REGISTRY.items():
+    tabular = [
+        n
+        for n, cls in methods.REGISTRY.items()
+        if "tabular" in cls.data_kinds and cls.__module__.startswith("jaxcl.")
+    ]
+    assert {"dacl", "dacl_plus", "gaussian", "npair", "imix", "supervised"} <= set(tabular)
+    for name in tabular:
+        cls = methods.get(name)
         # Graph and node methods take jraph batches: tests/test_{graph,node}_methods.py.
-        if not cls.pretrains or cls.__module__ in ("jaxcl.methods._graph", "jaxcl.methods._node"):
+        if not cls.pretrains:
             continue
-        c = training.base_config()
+        c = training.base_config("digits", name)
         c.model.encoder_depth, c.model.encoder_width = 2, 8
-        c.model.head_depth, c.model.head_width, c.model.embed_dim = 2, 8, 4
-        c.method = ml_collections.ConfigDict({"name": name, **cls.defaults})
+        if "head_depth" in c.model:
+            c.model.head_depth, c.model.head_width, c.model.embed_dim = 2, 8, 4
         method = cls(c)
-        model = method.build(6, 3, nnx.Rngs(0))
+        model = method.build(methods.DataSpec("tabular", 6, 3), nnx.Rngs(0))
         graphdef, params, rest = nnx.split(model, nnx.Param, ...)
 
         def loss(p, rest, method=method, graphdef=graphdef):
             m = nnx.merge(graphdef, p, rest, copy=True)
-            return method.loss(m, methods.Batch(x=x, y=y), jax.random.key(1))[0]
+            return method.loss(m, methods.Batch(x=x, y=y), jax.random.key(1), {})[0]
 
         value, grads = jax.jit(jax.value_and_grad(loss))(params, rest)
         assert np.isfinite(value), name
         assert optax.tree.norm(grads) > 0, name
 
 
-class _ScaledLoss:
+class _ScaledLoss(methods.Method):
     """A stand-in method whose loss is ``batch * sum(encoder output)``: NaN for a NaN batch."""
 
-    def loss(self, model, batch, key):
-        del key
+    name = "scaled_loss_test"
+
+    def __init__(self):
+        pass
+
+    def loss(self, model, batch, key, extra):
+        del key, extra
         loss = batch * jnp.sum(model.encoder(jnp.ones((2, 6))))
         return loss, {"loss": loss}
 
@@ -214,10 +263,8 @@ def test_default_step_applies_no_update_from_a_non_finite_step_on():
     model = _model()
     graphdef, params, model_state = nnx.split(model, nnx.Param, ...)
     tx = optax.adam(0.1)
-    step = jax.jit(
-        training.make_default_train_step(_ScaledLoss(), graphdef, tx, lambda s: 0.1),
-        donate_argnums=0,
-    )
+    ctx = training.StepContext(_ScaledLoss(), graphdef, tx, lambda s: 0.1, None)
+    step = jax.jit(training.make_default_train_step(ctx), donate_argnums=0)
     state = training.TrainState.create(params, model_state, tx)
     key = jax.random.key(0)
     state, _ = step(state, jnp.float32(1.0), key)
@@ -229,6 +276,7 @@ def test_default_step_applies_no_update_from_a_non_finite_step_on():
         jax.tree.map(np.testing.assert_array_equal, after, before)
         assert int(state.nonfinite_step) == 1
     assert int(state.step) == 3 and np.isfinite(metrics["loss"])
+    assert float(state.last_loss) == float(metrics["loss"])  # the last step's loss, kept
     # Finite steps do update (the moments too).
     fresh = dataclasses.replace(state, nonfinite_step=jnp.full((), -1, jnp.int32))
     fresh, _ = step(fresh, jnp.float32(1.0), key)

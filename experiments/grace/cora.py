@@ -24,7 +24,4 @@ from jaxcl.configs import grace_node
 
 
 def get_config(arg: str | None = None):
-    arg = arg or ""
-    loss = arg if arg in ("rff", "sorf") else "nt_xent"
-    variant = None if arg in ("", "rff", "sorf") else arg
-    return grace_node.make("cora", variant, loss=loss)
+    return grace_node.make("cora", arg)

@@ -12,4 +12,4 @@ from jaxcl.configs import mvgrl_node
 
 
 def get_config(arg: str | None = None):
-    return mvgrl_node.make("cora", arg or None)
+    return mvgrl_node.make("cora", arg)

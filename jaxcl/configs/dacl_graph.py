@@ -49,8 +49,7 @@ from __future__ import annotations
 
 import ml_collections
 
-from jaxcl import methods
-from jaxcl.configs.common import default_data_dir
+from jaxcl.configs.common import apply_setup, default_data_dir, parse_arg
 from jaxcl.training import base_config
 
 DATASETS = ("mutag", "ptc_mr", "imdb_binary", "imdb_multi")
@@ -66,71 +65,56 @@ ROWS = {
 PRETRAIN_LR = 1e-3
 LINEAR_LR = 1e-2
 
-
-def parse_arg(arg: str | None) -> tuple[str, str | None]:
-    """``'mutag'`` or ``'mutag,quick'`` -> ``(data set, variant)``."""
-    parts = [p.strip() for p in (arg or "").split(",") if p.strip()]
-    if not parts or parts[0] not in DATASETS or len(parts) > 2:
-        raise ValueError(
-            f"config argument {arg!r}: expected one of {list(DATASETS)}, optionally followed "
-            "by ',quick' (e.g. experiments/dacl/graph_dacl.py:mutag,quick)"
-        )
-    variant = parts[1] if len(parts) == 2 else None
-    if variant not in (None, "quick"):
-        raise ValueError(f"config argument {arg!r}: unknown variant {variant!r}; use 'quick'")
-    return parts[0], variant
+SHARED = {
+    "model.gin_kernel_init": "glorot_uniform",
+    "model.encoder_depth": 4,
+    "model.encoder_width": 512,
+    "model.head_depth": 3,
+    "model.head_width": 4 * 512,
+    "model.embed_dim": 4 * 512,
+    "optim.lr": PRETRAIN_LR,
+    "optim.weight_decay": 0.0,
+    "optim.warmup_epochs": 0.0,
+    "optim.schedule": "constant",
+    "train.batch_size": 128,
+    "train.epochs": 20,
+    "train.log_every_steps": 10,
+    # Checkpoints only at the end: a run takes minutes, and a state with 2048-wide heads
+    # and Adam moments is ~0.4 GB.
+    "train.checkpoint_every_steps": 100_000,
+    "train.keep_checkpoints": 1,
+    # Steps of ~300 ms on CPU with large temporaries: keep freed host memory for reuse
+    # (gin_benchmark.py: 342 -> 403 graphs/s on 2 cores).
+    "train.reuse_host_memory": True,
+    "eval.graph_protocol": "linear",
+    "eval.last_epochs": 5,
+    "eval.folds": 10,
+    "eval.graph_linear_steps": 100,
+    "eval.graph_linear_lr": LINEAR_LR,
+}
+QUICK = {
+    "model.encoder_depth": 2,
+    "model.encoder_width": 32,
+    "model.head_width": 64,
+    "model.embed_dim": 64,
+    "train.epochs": 2,
+    "eval.last_epochs": 2,
+}
 
 
 def make(method: str, arg: str | None) -> ml_collections.ConfigDict:
-    """The config of one Table 4 row on one data set; ``arg`` as in :func:`parse_arg`."""
-    dataset, variant = parse_arg(arg)
-    c = base_config()
-    c.method = ml_collections.ConfigDict(
-        {"name": method, **methods.get(method).defaults, **ROWS[method]}
-    )
-    c.data.name = dataset
+    """The config of one Table 4 row on one data set; ``arg`` is ``'<data set>[,quick]'``."""
+    choice = parse_arg(arg, datasets=DATASETS, variants=("quick",), dataset_required=True)
+    dataset = choice.dataset
+    c = base_config(dataset, method, optimizer="adam")
+    c.method.update(ROWS[method])
     c.data.data_dir = default_data_dir("tu_gin")
     c.data.graph_format = "tu" if dataset == "mutag" else "gin"
     c.data.node_features = "constant" if dataset.startswith("imdb") else "tags"
     c.data.drop_node_tag = 16 if dataset == "ptc_mr" else -1  # GIN's PTC -> PTC_MR
-
-    c.model.encoder = "gin"
-    c.model.gin_kernel_init = "glorot_uniform"
-    c.model.encoder_depth = 4
-    c.model.encoder_width = 512
-    c.model.head_depth = 3
-    c.model.head_width = 4 * 512
-    c.model.embed_dim = 4 * 512
-
-    c.optim.name = "adam"
-    c.optim.lr = PRETRAIN_LR
-    c.optim.weight_decay = 0.0
-    c.optim.warmup_epochs = 0.0
-    c.optim.schedule = "constant"
-
-    c.train.batch_size = 128
-    c.train.epochs = 20
-    c.train.log_every_steps = 10
-    # Checkpoints only at the end: a run takes minutes, and a state with 2048-wide heads
-    # and Adam moments is ~0.4 GB.
-    c.train.checkpoint_every_steps = 100_000
-    c.train.keep_checkpoints = 1
-    # Steps of ~300 ms on CPU with large temporaries: keep freed host memory for reuse
-    # (gin_benchmark.py: 342 -> 403 graphs/s on 2 cores).
-    c.train.reuse_host_memory = True
-
-    c.eval.graph_protocol = "linear"
-    c.eval.last_epochs = 5
-    c.eval.folds = 10
-    c.eval.graph_linear_steps = 100
-    c.eval.graph_linear_lr = LINEAR_LR
+    apply_setup(c, SHARED)
     c.repeats = 5
-
-    if variant == "quick":
-        c.model.encoder_depth = 2
-        c.model.encoder_width = 32
-        c.model.head_width = c.model.embed_dim = 64
-        c.train.epochs = 2
-        c.eval.last_epochs = 2
+    if choice.variant == "quick":
+        apply_setup(c, QUICK)
         c.repeats = 1
     return c

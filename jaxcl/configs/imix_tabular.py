@@ -17,38 +17,43 @@ from __future__ import annotations
 
 import ml_collections
 
-from jaxcl import methods
+from jaxcl.configs.common import apply_setup, parse_arg
 from jaxcl.training import base_config
 
+SHARED = {
+    "model.encoder_depth": 5,
+    "model.head_depth": 2,
+    "model.embed_dim": 128,
+    "optim.lr": 1e-3,
+    "optim.weight_decay": 0.0,
+    "optim.warmup_epochs": 5.0,
+    "eval.linear_epochs": 100,
+    "eval.linear_batch_size": 256,
+    "eval.linear_lr": 1.0,
+    "eval.linear_optimizer": "lars",
+    "train.log_every_steps": 100,
+    "train.checkpoint_every_steps": 1000,
+}
+FULL = {
+    "model.encoder_width": 2048,
+    "model.head_width": 2048,
+    "train.batch_size": 512,
+    "train.epochs": 500,
+    "train.knn_every_epochs": 50,
+}
+CPU = {
+    "model.encoder_width": 512,
+    "model.head_width": 512,
+    "train.batch_size": 1024,
+    "train.epochs": 60,
+    "train.knn_every_epochs": 20,
+}
 
-def make(method: str, variant: str | None) -> ml_collections.ConfigDict:
-    """The config of ``method`` ('npair' or 'imix'); ``variant`` None or ``'cpu'``."""
-    if variant not in (None, "", "cpu"):
-        raise ValueError(f"unknown variant {variant!r}; use no variant (full scale) or 'cpu'")
-    c = base_config()
-    c.data.name = "fashion_mnist"
-    c.method = ml_collections.ConfigDict({"name": method, **methods.get(method).defaults})
-    c.model.encoder_depth = 5
-    c.model.head_depth = 2
-    c.model.embed_dim = 128
-    c.optim.name = "adam"
-    c.optim.lr = 1e-3
-    c.optim.weight_decay = 0.0
-    c.optim.warmup_epochs = 5.0
-    c.eval.linear_epochs = 100
-    c.eval.linear_batch_size = 256
-    c.eval.linear_lr = 1.0
-    c.eval.linear_optimizer = "lars"
-    c.train.log_every_steps = 100
-    c.train.checkpoint_every_steps = 1000
-    if variant == "cpu":
-        c.model.encoder_width = c.model.head_width = 512
-        c.train.batch_size = 1024
-        c.train.epochs = 60
-        c.train.knn_every_epochs = 20
-    else:
-        c.model.encoder_width = c.model.head_width = 2048
-        c.train.batch_size = 512
-        c.train.epochs = 500
-        c.train.knn_every_epochs = 50
+
+def make(method: str, arg: str | None) -> ml_collections.ConfigDict:
+    """The config of ``method`` ('npair' or 'imix'); ``arg`` empty (full scale) or ``'cpu'``."""
+    choice = parse_arg(arg, variants=("cpu",))
+    c = base_config("fashion_mnist", method, optimizer="adam")
+    apply_setup(c, SHARED)
+    apply_setup(c, CPU if choice.variant == "cpu" else FULL)
     return c

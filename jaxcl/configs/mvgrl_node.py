@@ -21,41 +21,32 @@ from __future__ import annotations
 
 import ml_collections
 
-from jaxcl import methods
-from jaxcl.configs.common import default_data_dir
+from jaxcl.configs.common import default_data_dir, parse_arg
 from jaxcl.training import base_config
-
-VARIANTS = (None, "", "quick")
 
 
 def make(
-    dataset: str = "cora", variant: str | None = None, *, epochs: int = 300
+    dataset: str = "cora", arg: str | None = None, *, epochs: int = 300
 ) -> ml_collections.ConfigDict:
-    """MVGRL's node-classification config for ``dataset`` (``'cora'`` or ``'citeseer'``)."""
+    """MVGRL's node-classification config for ``dataset``; ``arg`` empty or ``'quick'``."""
     if dataset not in ("cora", "citeseer"):
         raise ValueError(f"unknown data set {dataset!r}; use 'cora' or 'citeseer'")
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown variant {variant!r}; use no variant or 'quick'")
-    c = base_config()
-    c.data.name = dataset
+    choice = parse_arg(arg, variants=("quick",))
+    c = base_config(dataset, "mvgrl", optimizer="adam_l2")
     c.data.data_dir = default_data_dir("planetoid")
     c.data.normalize_features = True
-    c.method = ml_collections.ConfigDict({"name": "mvgrl", **methods.get("mvgrl").defaults})
-    c.model.encoder = "gcn"
     c.model.encoder_depth = 1
     c.model.encoder_width = 512
-    c.optim.name = "adam_l2"
     c.optim.schedule = "constant"
     c.optim.warmup_epochs = 0.0
     c.optim.lr = 1e-3
     c.optim.weight_decay = 0.0
     c.train.epochs = epochs
-    c.train.batch_size = 1  # unused: every step is the whole graph
     c.train.log_every_steps = 25
     c.train.checkpoint_every_steps = 100
     c.eval.node_split = "public"
     c.repeats = 1
-    if variant == "quick":
+    if choice.variant == "quick":
         c.model.encoder_width = 64
         c.train.epochs = 20
         c.train.log_every_steps = 10

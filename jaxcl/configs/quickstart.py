@@ -30,19 +30,19 @@ the Gaussian baseline on digits. Measured table: README.md ("Quickstart").
 
 import ml_collections
 
+from jaxcl.configs.common import parse_arg
 from jaxcl.training import base_config
 
 
 def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
-    del arg
-    c = base_config()
-    c.data.name = "digits"
+    parse_arg(arg)  # takes no argument
+    c = base_config("digits", "dacl", optimizer="lars")
+    c.method.update(alpha=0.5, temperature=0.5)
     c.model.encoder_depth = 4
     c.model.encoder_width = 256
     c.model.head_depth = 2
     c.model.head_width = 256
     c.model.embed_dim = 64
-    c.optim.name = "lars"
     c.optim.lr = 1.0
     c.optim.weight_decay = 1e-6
     c.optim.warmup_epochs = 5.0
@@ -55,8 +55,8 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
     c.eval.linear_lr = 0.5
     c.eval.knn_k = 10
     c.repeats = 3
-    c.method = ml_collections.ConfigDict({"name": "dacl", "alpha": 0.5, "temperature": 0.5})
-    # Keys sort alphabetically in a ConfigDict; the prefixes keep the paper's row order.
+    # Keys sort alphabetically in a ConfigDict; the prefixes keep the paper's row order. Each
+    # variant's config holds the keys that apply to it (no optimiser for no pretraining).
     c.variants = ml_collections.ConfigDict(
         {
             "1_no_pretraining": {"method": {"name": "none"}},

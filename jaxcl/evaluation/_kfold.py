@@ -10,17 +10,15 @@ import numpy as np
 import optax
 from jax.typing import ArrayLike
 
+from jaxcl import optim
 from jaxcl.evaluation import _inputs
 from jaxcl.evaluation import _linear_model as lm
 
 
 def _fit_full_batch(x, y, weight, key, learning_rate, *, num_classes, steps):
     """``steps`` full-batch Adam updates on the rows with weight 1, from a Glorot init."""
-    # Imported on first use: see _linear_probe._optim.
-    from jaxcl.training._optim import make_optimizer
-
     params = lm.glorot_init(key, x.shape[1], num_classes)
-    tx = make_optimizer("adam", learning_rate)
+    tx = optim.make_optimizer("adam", learning_rate)
 
     def step(carry, _):
         params, opt_state = carry

@@ -9,19 +9,11 @@ import jax.numpy as jnp
 import optax
 from jax.typing import ArrayLike
 
-from jaxcl import _checks
+from jaxcl import _checks, optim
 from jaxcl.evaluation import _inputs
 from jaxcl.evaluation import _linear_model as lm
 
 _OPTIMIZERS = ("lars", "adam", "sgd")
-
-
-def _optim():
-    # Imported on first use: `jaxcl.training` pulls in the trainer (clu, TensorFlow), which
-    # `import jaxcl.evaluation` should not pay for, and the trainer may import this package.
-    from jaxcl.training import _optim
-
-    return _optim
 
 
 @functools.partial(
@@ -42,7 +34,6 @@ def _train(
     n, dim = x.shape
     steps_per_epoch = -(-n // batch_size)
     padded = steps_per_epoch * batch_size
-    optim = _optim()
     schedule = optim.warmup_cosine(
         peak=learning_rate, total_steps=epochs * steps_per_epoch, warmup_steps=0
     )
@@ -123,7 +114,7 @@ def linear_probe(
       batch_size: minibatch size, > 0; a batch size above ``n_train`` means full batch.
       learning_rate: peak learning rate of the cosine schedule, > 0.
       optimizer: ``'lars'`` (trust ratio and weight decay on the kernel only), ``'sgd'`` or
-        ``'adam'`` (AdamW when ``weight_decay > 0``), from ``jaxcl.training.make_optimizer``.
+        ``'adam'`` (AdamW when ``weight_decay > 0``), from :func:`jaxcl.optim.make_optimizer`.
       weight_decay: L2 coefficient on the kernel, >= 0 (DACL: 0 for linear evaluation).
       momentum: LARS/SGD momentum in [0, 1).
       standardize: z-score features with training statistics first (see above).

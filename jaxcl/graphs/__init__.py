@@ -2,7 +2,10 @@
 
 Batches of graphs are ``jraph.GraphsTuple``s padded with ``jraph.pad_with_graphs`` to one
 of a few budgets per data set (:func:`padding_budgets`, :class:`GraphBatcher`), so a
-jitted step compiles once per budget; :func:`padding_masks` marks the real parts. A
+jitted step compiles once per budget; :func:`padding_masks` marks the real parts. For data
+parallelism, ``GraphBatcher(num_shards=S)`` stacks ``S`` padded sub-batches of each batch
+on a leading axis to shard over devices; the segment ops (:func:`aggregate_edges`,
+:func:`pool_nodes`, ...) apply per sub-batch, and masks and graph ids come flattened. A
 node-classification graph is one unpadded ``GraphsTuple`` (:func:`node_graph`). Edges are
 always sorted by receiver, so aggregations can use sorted segment sums.
 
@@ -16,8 +19,8 @@ lets GCN layers propagate through the same sparse products.
 """
 
 from jaxcl.graphs._augment import drop_edges, mask_features
+from jaxcl.graphs._batcher import GraphBatcher
 from jaxcl.graphs._batching import (
-    GraphBatcher,
     PaddingMasks,
     batch_graphs,
     node_graph,

@@ -10,11 +10,20 @@ Every ``GraphsTuple`` built here keeps one layout the encoders rely on:
   every real node's, so the receiver order survives), then empty graphs;
 - ``globals`` holds the int32 graph labels, ``-1`` on padding graphs; ``edges`` holds float32
   edge weights when given (a diffusion view), else ``None``.
+
+For data parallelism a :class:`~jaxcl.graphs.GraphBatcher` with ``num_shards=S`` yields
+*stacked* batches: each global batch split into ``S`` sub-batches of the layout above, all
+padded to one budget and stacked on a new leading axis (``nodes [S, N, F]``, ``senders
+[S, E]`` with node ids local to each sub-batch, ``n_node [S, G]``, ...). Sharded over a
+mesh axis on that leading axis, each device holds its own sub-batch; the segment ops of
+:mod:`jaxcl.graphs` and the GIN apply per sub-batch, and :func:`padding_masks` and
+:func:`~jaxcl.graphs.node_graph_ids` flatten over it, so a loss written over the flattened
+``[S * G]`` graphs is the loss over the global batch.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import jax
@@ -22,22 +31,17 @@ import jax.numpy as jnp
 import jraph
 import numpy as np
 
-from jaxcl.data._graph_types import Graph, GraphDataset, NodeDataset
-from jaxcl.graphs._budgets import (
-    DEFAULT_ANCHORS,
-    PaddingBudget,
-    padding_budgets,
-    select_budget,
-)
+from jaxcl.data._graph_types import Graph, NodeDataset
+from jaxcl.graphs._budgets import PaddingBudget
 
 
 class PaddingMasks(NamedTuple):
     """Boolean masks of the real (not padding) parts of a padded ``GraphsTuple``.
 
     Attributes:
-      nodes: ``[n_node]``.
-      edges: ``[n_edge]``.
-      graphs: ``[n_graph]``.
+      nodes: ``[n_node]`` (a stacked batch: ``[S * n_node]``).
+      edges: ``[n_edge]`` (``[S * n_edge]``).
+      graphs: ``[n_graph]`` (``[S * n_graph]``).
     """
 
     nodes: jax.Array
@@ -54,10 +58,12 @@ def padding_masks(graph: jraph.GraphsTuple) -> PaddingMasks:
 
     Args:
       graph: a ``GraphsTuple`` from :func:`batch_graphs` / :class:`GraphBatcher` (or any
-        graph padded with ``jraph.pad_with_graphs``).
+        graph padded with ``jraph.pad_with_graphs``), or a stacked batch of ``S`` such
+        sub-batches (``n_node`` ``[S, G]``, from :class:`GraphBatcher` with ``num_shards``).
 
     Returns:
-      :class:`PaddingMasks` with ``True`` on real entries.
+      :class:`PaddingMasks` with ``True`` on real entries; flattened over the sub-batches
+      of a stacked batch (``[S * n_node]``, ...), in the order of ``reshape(-1)``.
 
     Example:
       >>> import numpy as np
@@ -74,6 +80,19 @@ def padding_masks(graph: jraph.GraphsTuple) -> PaddingMasks:
     # jraph indexes ``n_node`` with a traced index: make it a jax array even when the graph
     # is a NumPy constant closed over by a jitted function.
     graph = graph._replace(n_node=jnp.asarray(graph.n_node), n_edge=jnp.asarray(graph.n_edge))
+    if graph.n_node.ndim == 2:  # stacked sub-batches
+        # Only the arrays the masks read: they all have the leading sub-batch axis.
+        parts = graph._replace(
+            nodes=jax.tree.leaves(graph.nodes)[0],
+            edges=None,
+            receivers=None,
+            globals=None,
+        )
+        return PaddingMasks(*(m.reshape(-1) for m in jax.vmap(_masks)(parts)))
+    return _masks(graph)
+
+
+def _masks(graph: jraph.GraphsTuple) -> PaddingMasks:
     return PaddingMasks(
         nodes=jraph.get_node_padding_mask(graph),
         edges=jraph.get_edge_padding_mask(graph),
@@ -111,9 +130,10 @@ def _graphs_tuple(graph: Graph, weights: np.ndarray | None) -> jraph.GraphsTuple
 
 def _batch_padded(parts: Sequence[jraph.GraphsTuple], budget: PaddingBudget) -> jraph.GraphsTuple:
     batch = jraph.batch_np(parts)
+    num_graphs = batch.n_node.shape[0]
     padded = jraph.pad_with_graphs(batch, budget.n_node, budget.n_edge, budget.n_graph)
     labels = np.array(padded.globals, np.int32)
-    labels[len(parts) :] = -1
+    labels[num_graphs:] = -1
     return padded._replace(
         globals=labels,
         n_node=padded.n_node.astype(np.int32),
@@ -178,121 +198,6 @@ def batch_graphs(
             f"not fit {budget} (padding needs one more node and graph)"
         )
     return _batch_padded(parts, budget)
-
-
-class GraphBatcher:
-    """Shuffled, padded batches of a graph data set; one compile per padding budget.
-
-    The order of epoch ``e`` is the permutation of ``np.random.default_rng([seed, e])``
-    (as :func:`jaxcl.data.iterate_batches`), so batches are the same on every host and
-    after a restart. Each batch is padded to the smallest budget of :attr:`budgets` it
-    fits; a jitted step then compiles once per budget used, however many batches.
-
-    Args:
-      graphs: a :class:`~jaxcl.data.GraphDataset` or a sequence of graphs.
-      batch_size: graphs per batch.
-      shuffle: shuffle per epoch; if not, batches follow the data set order.
-      seed: the data seed.
-      drop_remainder: drop the last, partial batch.
-      budgets: the padding ladder; default :func:`padding_budgets` with ``anchors`` and
-        ``growth``.
-      anchors, growth: shape of the default ladder, see :func:`padding_budgets`.
-      edge_weights: optional per-graph ``[num_edges]`` weights (see :func:`batch_graphs`).
-
-    Example:
-      >>> import numpy as np
-      >>> from jaxcl.data import Graph
-      >>> from jaxcl.graphs import GraphBatcher
-      >>> g = Graph(senders=[0, 1], receivers=[1, 0], node_features=np.ones((2, 1)), label=0)
-      >>> batcher = GraphBatcher([g] * 10, batch_size=4, seed=0)
-      >>> [int(b.nodes.shape[0]) for b in batcher.epoch(0)], len(batcher)
-      ([16, 16, 8], 3)
-    """
-
-    def __init__(
-        self,
-        graphs: GraphDataset | Sequence[Graph],
-        batch_size: int,
-        *,
-        shuffle: bool = True,
-        seed: int = 0,
-        drop_remainder: bool = False,
-        budgets: Sequence[PaddingBudget] | None = None,
-        anchors: Sequence[float] = DEFAULT_ANCHORS,
-        growth: float = 1.5,
-        edge_weights: Sequence[np.ndarray] | None = None,
-    ):
-        if isinstance(graphs, GraphDataset):
-            graphs = graphs.graphs
-        graphs = tuple(graphs)
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
-            raise ValueError(
-                f"GraphBatcher: `batch_size` must be a positive int, got {batch_size!r}"
-            )
-        if drop_remainder and len(graphs) < batch_size:
-            raise ValueError(
-                f"GraphBatcher: {len(graphs)} graphs < batch_size={batch_size} with "
-                "drop_remainder=True leaves no batch"
-            )
-        if not graphs:
-            raise ValueError("GraphBatcher: `graphs` is empty")
-        if edge_weights is not None and len(edge_weights) != len(graphs):
-            raise ValueError(
-                f"GraphBatcher: got {len(edge_weights)} edge-weight arrays for {len(graphs)} graphs"
-            )
-        self.batch_size = batch_size
-        self.shuffle = shuffle
-        self.seed = seed
-        self.drop_remainder = drop_remainder
-        self.budgets = tuple(
-            budgets
-            if budgets is not None
-            else padding_budgets(
-                graphs,
-                batch_size,
-                anchors=anchors,
-                growth=growth,
-                drop_remainder=drop_remainder,
-            )
-        )
-        weights = edge_weights if edge_weights is not None else [None] * len(graphs)
-        self._parts = [_graphs_tuple(g, w) for g, w in zip(graphs, weights, strict=True)]
-        self._nodes = np.array([g.num_nodes for g in graphs], np.int64)
-        self._edges = np.array([g.num_edges for g in graphs], np.int64)
-
-    def __len__(self) -> int:
-        full, rest = divmod(len(self._parts), self.batch_size)
-        return full + (1 if rest and not self.drop_remainder else 0)
-
-    def order(self, epoch: int) -> np.ndarray:
-        """The graph indices of epoch ``epoch``, in batch order."""
-        n = len(self._parts)
-        if not self.shuffle:
-            return np.arange(n)
-        return np.random.default_rng([self.seed, epoch]).permutation(n)
-
-    def batch_indices(self, epoch: int) -> list[np.ndarray]:
-        """The graph indices of each batch of epoch ``epoch``."""
-        order = self.order(epoch)
-        return [
-            order[i : i + self.batch_size]
-            for i in range(0, len(self) * self.batch_size, self.batch_size)
-        ]
-
-    def budget_for(self, indices: np.ndarray) -> PaddingBudget:
-        """The budget a batch of these graphs is padded to."""
-        return select_budget(
-            self.budgets,
-            int(self._nodes[indices].sum()),
-            int(self._edges[indices].sum()),
-            len(indices),
-        )
-
-    def epoch(self, epoch: int) -> Iterator[jraph.GraphsTuple]:
-        """Yields the padded batches of epoch ``epoch`` (host NumPy ``GraphsTuple``s)."""
-        for indices in self.batch_indices(epoch):
-            budget = self.budget_for(indices)
-            yield _batch_padded([self._parts[i] for i in indices], budget)
 
 
 def node_graph(

@@ -115,6 +115,7 @@ def padding_budgets(
     growth: float = 1.5,
     multiple: int = 8,
     drop_remainder: bool = False,
+    last_batch_size: int | None = None,
 ) -> tuple[PaddingBudget, ...]:
     """A small ascending ladder of padding budgets that fits every batch of a data set.
 
@@ -133,6 +134,9 @@ def padding_budgets(
         sublane tiling of accelerators).
       drop_remainder: whether the batcher drops the last, partial batch; if not, the
         ladder has rungs anchored at that batch's size too.
+      last_batch_size: graphs in the last, partial batch, when it is not
+        ``len(graphs) % batch_size`` (the default): a sharded batcher's sub-batches of
+        the last global batch; ``0`` or ``batch_size`` adds no rungs for it.
 
     Returns:
       Budgets sorted by ``(n_node, n_edge)``; the last one fits the ``batch_size`` largest
@@ -166,12 +170,22 @@ def padding_budgets(
             f"{fn}: `anchors` must be a non-empty sequence of finite numbers (standard "
             f"deviations above the mean batch size), got {anchors!r}"
         )
+    if last_batch_size is not None and (
+        isinstance(last_batch_size, bool)
+        or not isinstance(last_batch_size, int)
+        or not 0 <= last_batch_size <= batch_size
+    ):
+        raise ValueError(
+            f"{fn}: `last_batch_size` must be an int in [0, batch_size={batch_size}], got "
+            f"{last_batch_size!r}"
+        )
     nodes, edges = _sizes(graphs)
     if nodes.size == 0:
         raise ValueError(f"{fn}: `graphs` is empty; need at least one graph")
     batch = min(batch_size, nodes.size)
     rungs = _ladder(nodes, edges, batch, sigmas, growth)
-    remainder = nodes.size % batch
+    remainder = nodes.size % batch if last_batch_size is None else last_batch_size % batch_size
+    remainder = min(remainder, batch) % batch
     if remainder and not drop_remainder:
         # The last batch of an epoch has its own, smaller size: give it its own anchors, and
         # rungs up to where the full batches' ladder takes over.

@@ -1,55 +1,67 @@
-"""Pretraining methods: how views are made, which loss, and (optionally) their own step.
+"""Pretraining methods: how views are made, which loss, and (where needed) their own seams.
 
-``get(name)`` returns the method class registered under ``config.method.name``.
+A method is a :class:`Method` subclass registered with :func:`register` (the one place it
+is registered); ``get(name)`` returns the class ``config.method.name`` names. Encoders
+(``config.model.encoder``) are registered likewise with :func:`register_encoder`.
+
+Tabular (DACL Table 1, i-Mix): ``dacl``, ``dacl_plus``, ``gaussian``, ``none``,
+``supervised``, ``npair``, ``imix``. Graphs (DACL Table 4): ``dacl_graph``, ``infograph``.
+Nodes: ``grace``, ``grace_esco`` (GRACE with ESCo's loss), ``mvgrl``.
 """
 
-from jaxcl.methods._base import Batch, Method, build_encoder
+from jaxcl.methods._base import (
+    HEAD_DEFAULTS,
+    REGISTRY,
+    Batch,
+    DataSpec,
+    Method,
+    build_encoder,
+    check_choice,
+    get,
+    register,
+)
+from jaxcl.methods._encoders import ENCODERS, Encoder, register_encoder
+from jaxcl.methods._grace import GRACE, GRACEESCo, GRACEInputs
 from jaxcl.methods._graph import DACLGraph, InfoGraph
 from jaxcl.methods._imix import IMix, NPair
-from jaxcl.methods._node import GRACE, MVGRL, GRACEInputs
-from jaxcl.methods._tabular import DACL, DACLPlus, GaussianNoise, NoPretraining, Supervised
-
-REGISTRY: dict[str, type[Method]] = {
-    cls.name: cls
-    for cls in (
-        DACL,
-        DACLPlus,
-        GaussianNoise,
-        NoPretraining,
-        Supervised,
-        NPair,
-        IMix,
-        GRACE,
-        MVGRL,
-        DACLGraph,
-        InfoGraph,
-    )
-}
-
-
-def get(name: str) -> type[Method]:
-    """The method class called ``name``; ValueError listing the known names otherwise."""
-    if name not in REGISTRY:
-        raise ValueError(f"unknown method {name!r}; known methods: {sorted(REGISTRY)}")
-    return REGISTRY[name]
-
+from jaxcl.methods._mvgrl import MVGRL, MVGRLInputs
+from jaxcl.methods._tabular import (
+    DACL,
+    DACLPlus,
+    EncoderOnly,
+    GaussianNoise,
+    NoPretraining,
+    Supervised,
+    TwoViews,
+)
 
 __all__ = [
     "DACL",
-    "DACLGraph",
+    "ENCODERS",
     "GRACE",
-    "GRACEInputs",
+    "GRACEESCo",
+    "HEAD_DEFAULTS",
     "MVGRL",
     "REGISTRY",
     "Batch",
+    "DACLGraph",
     "DACLPlus",
+    "DataSpec",
+    "Encoder",
+    "EncoderOnly",
+    "GRACEInputs",
     "GaussianNoise",
     "IMix",
     "InfoGraph",
+    "MVGRLInputs",
     "Method",
     "NPair",
     "NoPretraining",
     "Supervised",
+    "TwoViews",
     "build_encoder",
+    "check_choice",
     "get",
+    "register",
+    "register_encoder",
 ]

@@ -1,21 +1,35 @@
-"""What a method supplies to the trainer: its model, how views are made, which loss."""
+"""What a method supplies to the trainer: its model, how views are made, which loss, and the
+seams for methods that need more than one plain gradient step.
+
+A method is a class with a ``name`` registered by :func:`register`. The trainer
+(:mod:`jaxcl.training`) builds the model from :meth:`Method.build`, takes the optimiser from
+:meth:`Method.optimizer`, keeps :meth:`Method.init_extra`'s pytree in the train state
+(checkpointed, placed on the mesh by :meth:`Method.extra_specs`), and runs either its default
+step (:meth:`Method.loss`, one guarded optimiser update, then :meth:`Method.after_update`
+inside the same jitted step) or the method's own step (:meth:`Method.make_train_step`).
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import os
 from collections.abc import Callable
 from typing import Any, ClassVar
 
 import jax
 import ml_collections
+import optax
 from flax import nnx
+from jax.sharding import PartitionSpec
 
-from jaxcl import models
+from jaxcl import models, optim
+from jaxcl.methods import _encoders
 
 
 @dataclasses.dataclass(frozen=True)
 class Batch:
-    """One global batch: features ``x`` and labels ``y`` (labels only for supervised use)."""
+    """One global batch of a tabular task: features ``x`` and labels ``y`` (for supervised use)."""
 
     x: jax.Array
     y: jax.Array
@@ -24,46 +38,112 @@ class Batch:
 jax.tree_util.register_dataclass(Batch, data_fields=["x", "y"], meta_fields=[])
 
 
-def build_encoder(m: ml_collections.ConfigDict, num_features: int, rngs: nnx.Rngs):
+@dataclasses.dataclass(frozen=True)
+class DataSpec:
+    """What a model is built for: the kind of data and its sizes.
+
+    Attributes:
+      kind: the task kind (``'tabular'``, ``'graph'``, ``'node'``, ...).
+      num_features: width of a feature row (tabular), a node's features (graphs).
+      num_classes: number of labels (supervised heads, evaluation).
+    """
+
+    kind: str
+    num_features: int
+    num_classes: int
+
+
+REGISTRY: dict[str, type[Method]] = {}
+
+
+def register(cls: type[Method]) -> type[Method]:
+    """Class decorator: makes ``cls`` the method ``config.method.name == cls.name`` runs.
+
+    The one place a method is registered. Registering another class under a name that is
+    taken is an error; the same class defined again by the same file (a module loaded twice,
+    as a config file that defines a method is) replaces the first.
+    """
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"register: {cls.__qualname__} needs a non-empty string `name`")
+    old = REGISTRY.get(name)
+    if old is not None and _origin(old) != _origin(cls):
+        raise ValueError(
+            f"register: method name {name!r} is taken by {old.__module__}.{old.__qualname__}"
+        )
+    REGISTRY[name] = cls
+    return cls
+
+
+def _origin(cls) -> tuple[str, str]:
+    """The file that defines ``cls`` (from its functions' code, which a module loaded from a
+    path without a ``sys.modules`` entry still carries) and its qualified name."""
+    source = next(
+        (v.__code__.co_filename for v in vars(cls).values() if inspect.isfunction(v)), None
+    )
+    if source is None:
+        try:
+            source = inspect.getfile(cls)
+        except (TypeError, OSError):
+            source = cls.__module__
+    return os.path.realpath(source), cls.__qualname__
+
+
+def get(name: str) -> type[Method]:
+    """The method class called ``name``; ValueError listing the known names otherwise."""
+    if name not in REGISTRY:
+        raise ValueError(f"unknown method {name!r}; known methods: {sorted(REGISTRY)}")
+    return REGISTRY[name]
+
+
+def build_encoder(model_config: ml_collections.ConfigDict, spec: DataSpec, rngs: nnx.Rngs):
     """The encoder ``config.model.encoder`` names, and the width of its output.
 
-    * ``mlp``: ``encoder_depth`` x (Linear, BN, ReLU) of ``encoder_width`` (tabular data);
-    * ``gin``: GIN of ``encoder_depth`` layers of ``encoder_width``, graph embedding = the
-      concatenated sum-pooled layer states (``encoder_depth * encoder_width``), kernels
-      initialised by ``gin_kernel_init``;
-    * ``gcn``: GRACE's GCN, ``encoder_depth`` layers, the last ``encoder_width`` wide and the
-      others twice that (node embeddings).
+    See :data:`jaxcl.methods.ENCODERS` for the names; an unknown name is a ``ValueError``.
     """
-    if m.encoder == "gin":
-        init = {"glorot_uniform": nnx.initializers.glorot_uniform(), "lecun_normal": None}
-        enc = models.GINGraphEncoder(
-            num_features,
-            width=m.encoder_width,
-            depth=m.encoder_depth,
-            kernel_init=init[m.gin_kernel_init],
-            rngs=rngs,
+    return _encoders.build(model_config, spec, rngs)
+
+
+def check_choice(method: str, key: str, value, allowed) -> None:
+    """ValueError unless ``config.method.<key>`` is one of ``allowed``."""
+    if value not in allowed:
+        raise ValueError(
+            f"config.method.{key} = {value!r}: expected one of {list(allowed)} ({method})"
         )
-        return enc, enc.out_features
-    if m.encoder == "gcn":
-        enc = models.grace_encoder(
-            num_features, out_dim=m.encoder_width, num_layers=m.encoder_depth, rngs=rngs
-        )
-        return enc, m.encoder_width
-    enc = models.mlp_encoder(num_features, depth=m.encoder_depth, width=m.encoder_width, rngs=rngs)
-    return enc, m.encoder_width
+
+
+# The keys under config.model that a method with a projection head reads.
+HEAD_DEFAULTS = {"head_depth": 3, "head_width": 1024, "embed_dim": 128}
 
 
 class Method:
     """A pretraining method.
 
-    Subclasses set ``name`` and ``defaults`` (their hyperparameters under ``config.method``)
-    and implement :meth:`loss`. They may override :meth:`build` (the model), :meth:`features`
-    (what linear evaluation sees) and :meth:`make_train_step` (a step of their own, e.g.
-    MetAug's second-order update).
+    Subclasses set ``name`` (and register with :func:`register`), ``defaults`` (their
+    hyperparameters under ``config.method``), ``model_defaults`` (the keys under
+    ``config.model`` their own modules read, e.g. head sizes; the encoder's keys come from the
+    encoder) and ``data_kinds`` (the task kinds they train on), and implement :meth:`loss`.
+
+    The seams, each optional:
+
+    * :meth:`build`: the model (default: encoder + SimCLR projection head);
+    * :meth:`features`: what evaluation sees (default: the encoder's output);
+    * :meth:`optimizer`: the optimiser, e.g. per parameter group with
+      :func:`jaxcl.optim.partition` (default: ``config.optim`` over every parameter);
+    * :meth:`init_extra` / :meth:`extra_specs`: a pytree the train state carries besides the
+      model (EMA targets, queues, memory banks), checkpointed with it, and how it is laid out
+      on the mesh;
+    * :meth:`after_update`: runs inside the jitted step after the optimiser update (EMA with
+      a step-dependent momentum, enqueueing), only when the update was applied;
+    * :meth:`make_train_step`: a whole step of the method's own (e.g. a second-order update),
+      built from the trainer's :class:`jaxcl.training.StepContext` so that it reuses the
+      guarded update.
     """
 
     name: ClassVar[str]
     defaults: ClassVar[dict[str, Any]] = {}
+    model_defaults: ClassVar[dict[str, Any]] = HEAD_DEFAULTS
+    data_kinds: ClassVar[tuple[str, ...]] = ("tabular",)
     # False: no training at all (the No-Pretraining row); the encoder stays at its init.
     pretrains: ClassVar[bool] = True
     # True: evaluated by its own classifier's test accuracy, not by a linear probe.
@@ -73,22 +153,36 @@ class Method:
         self.config = config
         self.hp = config.method
 
-    def build(self, num_features: int, num_classes: int, rngs: nnx.Rngs) -> nnx.Module:
+    # -- model ---------------------------------------------------------------------------
+
+    def build(self, spec: DataSpec, rngs: nnx.Rngs) -> nnx.Module:
         """Encoder (``config.model.encoder``) + projection head, sized by ``config.model``."""
         m = self.config.model
-        encoder, width = build_encoder(m, num_features, rngs)
+        encoder, width = build_encoder(m, spec, rngs)
         head = models.projection_head(
             width, depth=m.head_depth, width=m.head_width, out_dim=m.embed_dim, rngs=rngs
         )
         return models.ContrastiveModel(encoder, head)
 
-    def loss(self, model: nnx.Module, batch: Batch, key: jax.Array):
-        """Returns ``(loss, metrics)`` for one global batch; ``model`` is in training mode."""
+    def loss(self, model: nnx.Module, batch: Any, key: jax.Array, extra: Any):
+        """The training loss of one global batch; ``model`` is in training mode.
+
+        Args:
+          model: the model with the parameters being differentiated.
+          batch: the task's global batch (on the devices).
+          key: this step's PRNG key.
+          extra: the train state's extra pytree (:meth:`init_extra`), read-only here.
+
+        Returns:
+          ``(loss, metrics)``, or ``(loss, metrics, outputs)`` where ``outputs`` is any
+          pytree handed to :meth:`after_update` (e.g. the keys to enqueue). ``metrics`` are
+          scalars, logged.
+        """
         raise NotImplementedError
 
-    def features(self, model: nnx.Module, x: jax.Array) -> jax.Array:
+    def features(self, model: nnx.Module, batch: Any) -> jax.Array:
         """Representations for evaluation: the encoder output, projection head discarded."""
-        return model.encoder(x)
+        return model.encoder(batch)
 
     def node_inputs(self, dataset, graph):
         """What node classification passes as the batch to :meth:`loss` and :meth:`features`.
@@ -100,6 +194,50 @@ class Method:
         del dataset
         return graph
 
-    def make_train_step(self) -> Callable | None:
-        """A replacement for the trainer's default step, or None to use the default."""
+    # -- optimiser and state -------------------------------------------------------------
+
+    def optimizer(self, schedule: optax.Schedule) -> optax.GradientTransformation:
+        """The optimiser of the model's parameters: ``config.optim`` (LARS, Adam, ...)."""
+        o = self.config.optim
+        kw = {k: o[k] for k in optim.OPTIMIZER_HYPERPARAMETERS[o.name]}
+        return optim.make_optimizer(o.name, schedule, weight_decay=o.weight_decay, **kw)
+
+    def init_extra(self, model: nnx.Module, key: jax.Array) -> Any:
+        """The extra pytree of the train state, from the freshly built model (default: none).
+
+        Runs under ``jax.jit`` (and ``jax.eval_shape``); ``key`` is the method's own.
+        """
+        del model, key
+        return {}
+
+    def extra_specs(self, extra: Any) -> Any:
+        """A ``PartitionSpec`` per leaf of ``extra`` (or a prefix tree) over the mesh axis
+        ``'data'``. Default: every leaf replicated. A large queue may be split by rows,
+        ``PartitionSpec('data')``."""
+        return jax.tree.map(lambda _: PartitionSpec(), extra)
+
+    def after_update(self, *, params, model_state, extra, outputs, step: jax.Array) -> Any:
+        """The new ``extra`` after an applied update (inside the jitted step).
+
+        Args:
+          params: the parameters after the update.
+          model_state: the model's non-parameter state after the step.
+          extra: the extra pytree before this step.
+          outputs: what :meth:`loss` returned as its third element (else None).
+          step: the number of the step just taken (0 for the first).
+        """
+        del params, model_state, outputs, step
+        return extra
+
+    def make_train_step(self, ctx) -> Callable | None:
+        """A replacement for the default step, or None to use it.
+
+        Args:
+          ctx: a :class:`jaxcl.training.StepContext` (graph definition, optimiser, schedule,
+            config, and the guarded update every step should end with).
+
+        Returns:
+          ``train_step(state, batch, key) -> (state, metrics)``, jitted by the trainer.
+        """
+        del ctx
         return None

@@ -16,19 +16,10 @@ import jraph
 from flax import nnx
 
 from jaxcl import graphs, losses, mixers, models
-from jaxcl.methods._base import Method, build_encoder
+from jaxcl.methods._base import HEAD_DEFAULTS, Method, build_encoder, register
 
 
-def _graph_encoder(method: Method, num_features: int, rngs: nnx.Rngs):
-    m = method.config.model
-    if m.encoder != "gin":
-        raise ValueError(
-            f"{method.name}: config.model.encoder must be 'gin' (graph classification), got "
-            f"{m.encoder!r}"
-        )
-    return build_encoder(m, num_features, rngs)
-
-
+@register
 class DACLGraph(Method):
     """DACL on graphs: linear Mixup-noise on the GIN's graph embedding (Eq. 4, §5.3).
 
@@ -54,10 +45,11 @@ class DACLGraph(Method):
 
     name = "dacl_graph"
     defaults = {"alpha": 0.9, "temperature": 1.0, "head_batch_norm": False}
+    data_kinds = ("graph",)
 
-    def build(self, num_features: int, num_classes: int, rngs: nnx.Rngs) -> nnx.Module:
+    def build(self, spec, rngs: nnx.Rngs) -> nnx.Module:
         m = self.config.model
-        encoder, width = _graph_encoder(self, num_features, rngs)
+        encoder, width = build_encoder(m, spec, rngs)
         head = models.FeedForward(
             width,
             width=m.head_width,
@@ -75,7 +67,7 @@ class DACLGraph(Method):
         h2 = mixers.linear_mixup(k2, h, alpha=self.hp.alpha, where=real)
         return h1, h2
 
-    def loss(self, model, batch: jraph.GraphsTuple, key):
+    def loss(self, model, batch: jraph.GraphsTuple, key, extra):
         real = graphs.padding_masks(batch).graphs
         h1, h2 = self.views(model.encoder(batch), real, key)
         rows = jnp.concatenate([real, real])
@@ -84,18 +76,7 @@ class DACLGraph(Method):
         return loss, {"loss": loss}
 
 
-class InfoGraphModel(nnx.Module):
-    """The GIN encoder and InfoGraph's two discriminator heads (local: nodes, global: graphs)."""
-
-    def __init__(self, encoder: nnx.Module, local_head: nnx.Module, global_head: nnx.Module):
-        self.encoder = encoder
-        self.local_head = local_head
-        self.global_head = global_head
-
-    def __call__(self, batch: jraph.GraphsTuple) -> jax.Array:
-        return self.encoder(batch)
-
-
+@register
 class InfoGraph(Method):
     """InfoGraph: local-global mutual information with the Jensen-Shannon estimator.
 
@@ -119,19 +100,21 @@ class InfoGraph(Method):
 
     name = "infograph"
     defaults = {}
+    model_defaults = {k: HEAD_DEFAULTS[k] for k in ("head_depth", "head_width")}
+    data_kinds = ("graph",)
 
-    def build(self, num_features: int, num_classes: int, rngs: nnx.Rngs) -> nnx.Module:
+    def build(self, spec, rngs: nnx.Rngs) -> nnx.Module:
         m = self.config.model
-        encoder, width = _graph_encoder(self, num_features, rngs)
+        encoder, width = build_encoder(m, spec, rngs)
 
         def head():
             return models.FeedForward(
                 width, width=m.head_width, depth=m.head_depth, shortcut=True, rngs=rngs
             )
 
-        return InfoGraphModel(encoder, head(), head())
+        return models.InfoGraphModel(encoder, head(), head())
 
-    def loss(self, model, batch: jraph.GraphsTuple, key):
+    def loss(self, model, batch: jraph.GraphsTuple, key, extra):
         del key  # deterministic
         masks = graphs.padding_masks(batch)
         node_emb, graph_emb = model.encoder.nodes_and_graphs(batch)

@@ -8,81 +8,106 @@ import optax
 from flax import nnx
 
 from jaxcl import losses, mixers, models
-from jaxcl.methods._base import Batch, Method
+from jaxcl.methods._base import Batch, Method, build_encoder, register
 
 
-def _two_view_nt_xent(model, x1, x2, temperature):
-    """Both views through the model in one batch (batch norm sees all 2N), then NT-Xent."""
-    z = model(jnp.concatenate([x1, x2], axis=0))
-    z1, z2 = jnp.split(z, 2, axis=0)
-    loss = losses.nt_xent(z1, z2, temperature=temperature)
-    return loss, {"loss": loss}
+class TwoViews(Method):
+    """Two random views of every example, both through the model in one batch (batch norm
+    sees all 2N rows), then NT-Xent between them (DACL Algorithm 1).
+
+    Subclasses give :meth:`view`, one view drawn with its own key; :meth:`views` draws two
+    independently.
+    """
+
+    def view(self, key: jax.Array, x: jax.Array) -> jax.Array:
+        raise NotImplementedError
+
+    def views(self, key: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array]:
+        k1, k2 = jax.random.split(key)
+        return self.view(k1, x), self.view(k2, x)
+
+    def loss(self, model, batch: Batch, key, extra):
+        x1, x2 = self.views(key, batch.x)
+        z1, z2 = jnp.split(model(jnp.concatenate([x1, x2], axis=0)), 2, axis=0)
+        loss = losses.nt_xent(z1, z2, temperature=self.hp.temperature)
+        return loss, {"loss": loss}
 
 
-class DACL(Method):
+@register
+class DACL(TwoViews):
     """DACL with linear Mixup-noise positives (Algorithm 1, Eq. 3): lam ~ U(alpha, 1)."""
 
     name = "dacl"
     defaults = {"alpha": 0.9, "temperature": 0.5}
 
-    def loss(self, model, batch: Batch, key):
-        k1, k2 = jax.random.split(key)
-        x1 = mixers.linear_mixup(k1, batch.x, alpha=self.hp.alpha)
-        x2 = mixers.linear_mixup(k2, batch.x, alpha=self.hp.alpha)
-        return _two_view_nt_xent(model, x1, x2, self.hp.temperature)
+    def view(self, key, x):
+        return mixers.linear_mixup(key, x, alpha=self.hp.alpha)
 
 
-class DACLPlus(Method):
+@register
+class DACLPlus(TwoViews):
     """DACL+: per sample one of linear, geometric or binary Mixup-noise, for both views (§3.1)."""
 
     name = "dacl_plus"
     defaults = {"alpha": 0.9, "rho": 0.9, "temperature": 0.5}
 
-    def loss(self, model, batch: Batch, key):
+    def views(self, key, x):
+        # One draw of the mixing kind per sample, shared by the two views.
         k1, k2, kind = jax.random.split(key, 3)
         kw = dict(alpha=self.hp.alpha, rho=self.hp.rho, kind_key=kind)
-        x1 = mixers.dacl_plus_mixup(k1, batch.x, **kw)
-        x2 = mixers.dacl_plus_mixup(k2, batch.x, **kw)
-        return _two_view_nt_xent(model, x1, x2, self.hp.temperature)
+        return mixers.dacl_plus_mixup(k1, x, **kw), mixers.dacl_plus_mixup(k2, x, **kw)
 
 
-class GaussianNoise(Method):
+@register
+class GaussianNoise(TwoViews):
     """The Gaussian-noise baseline: ``x + scale * N(0, I)`` for each view."""
 
     name = "gaussian"
     defaults = {"scale": 0.1, "temperature": 0.5}
 
-    def loss(self, model, batch: Batch, key):
-        k1, k2 = jax.random.split(key)
-        x1 = mixers.gaussian_noise(k1, batch.x, scale=self.hp.scale)
-        x2 = mixers.gaussian_noise(k2, batch.x, scale=self.hp.scale)
-        return _two_view_nt_xent(model, x1, x2, self.hp.temperature)
+    def view(self, key, x):
+        return mixers.gaussian_noise(key, x, scale=self.hp.scale)
 
 
+class EncoderOnly(nnx.Module):
+    """The encoder alone: what the No-Pretraining row evaluates."""
+
+    def __init__(self, encoder: nnx.Module):
+        self.encoder = encoder
+
+    def __call__(self, x):
+        return self.encoder(x)
+
+
+@register
 class NoPretraining(Method):
-    """The randomly initialised encoder, evaluated with the same linear probe."""
+    """The randomly initialised encoder, evaluated with the same protocol as the others."""
 
     name = "none"
     pretrains = False
+    model_defaults = {}
+    data_kinds = ("tabular", "graph", "node")
 
-    def loss(self, model, batch: Batch, key):
+    def build(self, spec, rngs):
+        return EncoderOnly(build_encoder(self.config.model, spec, rngs)[0])
+
+    def loss(self, model, batch, key, extra):
         raise RuntimeError("NoPretraining has no training loss")
 
 
+@register
 class Supervised(Method):
     """The whole network trained on labels with cross entropy; evaluated as it is."""
 
     name = "supervised"
     supervised = True
+    model_defaults = {}
 
-    def build(self, num_features, num_classes, rngs: nnx.Rngs):
-        m = self.config.model
-        encoder = models.mlp_encoder(
-            num_features, depth=m.encoder_depth, width=m.encoder_width, rngs=rngs
-        )
-        return models.Classifier(encoder, m.encoder_width, num_classes, rngs=rngs)
+    def build(self, spec, rngs: nnx.Rngs):
+        encoder, width = build_encoder(self.config.model, spec, rngs)
+        return models.Classifier(encoder, width, spec.num_classes, rngs=rngs)
 
-    def loss(self, model, batch: Batch, key):
+    def loss(self, model, batch: Batch, key, extra):
         logits = model(batch.x)
         loss = optax.softmax_cross_entropy_with_integer_labels(logits, batch.y).mean()
         accuracy = jnp.mean(jnp.argmax(logits, axis=-1) == batch.y)

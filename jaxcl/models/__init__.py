@@ -1,7 +1,9 @@
-"""Flax NNX models: MLP encoders and heads, classifiers, GIN and GCN graph encoders."""
+"""Flax NNX models: MLP encoders and heads, classifiers, GIN and GCN graph encoders, the heads
+of the graph and node methods, and the mixed-precision policy."""
 
-from jaxcl.models._feedforward import FeedForward
-from jaxcl.models._gnn import GCN, GIN, GCNLayer, GINGraphEncoder, GINLayer, grace_encoder
+from jaxcl.models._feedforward import FeedForward, InfoGraphModel
+from jaxcl.models._gcn import GCN, GCNLayer, grace_encoder
+from jaxcl.models._gin import GIN, GINGraphEncoder, GINLayer
 from jaxcl.models._mlp import (
     BN_MOMENTUM,
     MLP,
@@ -10,8 +12,24 @@ from jaxcl.models._mlp import (
     mlp_encoder,
     projection_head,
 )
+from jaxcl.models._node_heads import (
+    Bilinear,
+    DenseGCN,
+    ELUProjection,
+    MVGRLModel,
+    torch_linear,
+)
+from jaxcl.models._precision import COMPUTE_DTYPES, set_compute_dtype
 
 __all__ = [
+    "COMPUTE_DTYPES",
+    "Bilinear",
+    "DenseGCN",
+    "ELUProjection",
+    "InfoGraphModel",
+    "MVGRLModel",
+    "set_compute_dtype",
+    "torch_linear",
     "BN_MOMENTUM",
     "MLP",
     "Classifier",

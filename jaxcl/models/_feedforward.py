@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import jax
+import jraph
 from flax import nnx
 
 from jaxcl.models._mlp import BN_MOMENTUM
@@ -91,3 +92,15 @@ class FeedForward(nnx.Module):
         if self.shortcut is not None:
             h = h + self.shortcut(x)
         return h
+
+
+class InfoGraphModel(nnx.Module):
+    """The GIN encoder and InfoGraph's two discriminator heads (local: nodes, global: graphs)."""
+
+    def __init__(self, encoder: nnx.Module, local_head: nnx.Module, global_head: nnx.Module):
+        self.encoder = encoder
+        self.local_head = local_head
+        self.global_head = global_head
+
+    def __call__(self, batch: jraph.GraphsTuple) -> jax.Array:
+        return self.encoder(batch)

@@ -1,39 +1,61 @@
-"""The trainer: mesh, sharded jitted steps, LARS/Adam with warm-up + cosine, orbax checkpoints.
+"""The trainer: tasks, train state and steps, mesh and sharding, orbax checkpoints, sweeps.
 
-``train_and_evaluate(config, workdir)`` runs one configuration; ``run_variants`` runs each
-entry of ``config.variants`` and tabulates the results.
+``train_and_evaluate(config, workdir)`` runs one configuration; ``run_repeats`` runs it over
+several seeds and ``run_variants`` each entry of ``config.variants``, with a table of their
+results. :func:`base_config` builds a config holding exactly the keys that apply to a run.
+
+The seams a method builds on (see :class:`jaxcl.methods.Method`): :class:`TrainState` (with
+the method's ``extra`` pytree), :class:`StepContext` (what a step of the method's own
+needs, and the guarded update it ends with), and the :class:`Task` protocol with
+:func:`register_task` for new kinds of data.
 """
 
-from jaxcl.training._config import ConfigError, base_config, validate
+from jaxcl.training import _graph_task, _node_task, _tabular_task  # noqa: F401 (registration)
+from jaxcl.training._config import base_config, conform, validate
+from jaxcl.training._errors import ConfigError
 from jaxcl.training._host import reuse_host_memory
-from jaxcl.training._loop import make_default_train_step, make_task, train_and_evaluate
+from jaxcl.training._loop import Run, load_run, state_shardings, train_and_evaluate
 from jaxcl.training._mesh import make_mesh, maybe_initialize_distributed, replicate, shard_batch
-from jaxcl.training._optim import decay_mask, make_optimizer, make_schedule, warmup_cosine
 from jaxcl.training._state import TrainState
+from jaxcl.training._step import (
+    LossAndGrads,
+    StepContext,
+    all_finite,
+    make_default_train_step,
+)
 from jaxcl.training._sweep import format_table, run_repeats, run_variants, variant_configs
-from jaxcl.training._tasks import TabularTask, load_dataset
+from jaxcl.training._tabular_task import TabularTask, load_dataset
+from jaxcl.training._task import TASKS, Task, TaskKind, kind_of, make_task, register_task
 
 __all__ = [
+    "TASKS",
     "ConfigError",
-    "TrainState",
-    "base_config",
-    "decay_mask",
-    "format_table",
-    "load_dataset",
+    "LossAndGrads",
+    "Run",
+    "StepContext",
     "TabularTask",
+    "Task",
+    "TaskKind",
+    "TrainState",
+    "all_finite",
+    "base_config",
+    "conform",
+    "format_table",
+    "kind_of",
+    "load_run",
+    "load_dataset",
     "make_default_train_step",
-    "make_task",
     "make_mesh",
-    "make_optimizer",
-    "make_schedule",
+    "make_task",
     "maybe_initialize_distributed",
+    "register_task",
     "replicate",
     "reuse_host_memory",
     "run_repeats",
     "run_variants",
     "shard_batch",
+    "state_shardings",
     "train_and_evaluate",
     "validate",
     "variant_configs",
-    "warmup_cosine",
 ]

@@ -7,6 +7,13 @@ import os
 import jax
 import orbax.checkpoint as ocp
 from absl import logging
+from etils import epath
+
+
+def _root(workdir: str) -> epath.Path:
+    """``workdir`` as an absolute path; URLs (``gs://...``) as they are."""
+    path = epath.Path(workdir)
+    return path if "://" in workdir else epath.Path(os.path.abspath(workdir))
 
 
 class Checkpointer:
@@ -18,7 +25,7 @@ class Checkpointer:
     """
 
     def __init__(self, workdir: str, *, every_steps: int, keep: int):
-        self.directory = os.path.join(os.path.abspath(workdir), "checkpoints")
+        self.directory = _root(workdir) / "checkpoints"
         self.manager = ocp.CheckpointManager(
             self.directory,
             options=ocp.CheckpointManagerOptions(
@@ -29,9 +36,13 @@ class Checkpointer:
     def latest_step(self) -> int | None:
         return self.manager.latest_step()
 
-    def restore(self, abstract_state):
-        """The newest checkpoint, laid out (shapes, dtypes, shardings) like ``abstract_state``."""
-        step = self.manager.latest_step()
+    def all_steps(self) -> list[int]:
+        return sorted(self.manager.all_steps())
+
+    def restore(self, abstract_state, step: int | None = None):
+        """Checkpoint ``step`` (default the newest), laid out (shapes, dtypes, shardings) like
+        ``abstract_state``."""
+        step = self.manager.latest_step() if step is None else step
         state = self.manager.restore(step, args=ocp.args.StandardRestore(abstract_state))
         logging.info("restored checkpoint of step %d from %s", step, self.directory)
         return state
@@ -53,8 +64,8 @@ def save_for_inspection(workdir: str, step: int, state) -> str:
     Used when a step produced a non-finite loss: the regular checkpoints (the last good
     states) are left as they are, and this one holds the state whose batch failed.
     """
-    path = os.path.join(os.path.abspath(workdir), f"nonfinite_step_{step}")
+    path = _root(workdir) / f"nonfinite_step_{step}"
     checkpointer = ocp.StandardCheckpointer()
     checkpointer.save(path, jax.device_get(state), force=True)
     checkpointer.wait_until_finished()
-    return path
+    return str(path)

@@ -1,110 +1,201 @@
-"""The run configuration: every key with its default, and the checks made before training."""
+"""The run configuration: the keys that apply to a run, their defaults, and the checks made
+before training.
+
+A run's config holds exactly the keys that apply to it, and each comes from the component
+that reads it: the shared keys (seed, mesh, checkpoints, ...), the task kind of
+``data.name`` (its data, batch and evaluation keys), the encoder of ``model.encoder``, the
+method of ``method.name`` (its hyperparameters, and the model keys of its heads) and the
+optimiser of ``optim.name``. A method that does not train has no ``optim`` keys and no
+training schedule. :func:`base_config` builds such a config with every default;
+:func:`validate` rejects a key that is unknown or does not apply, a missing key, and a value
+that cannot work, naming the key.
+"""
 
 from __future__ import annotations
 
 import math
 import numbers
+from typing import Any
 
 import ml_collections
 
-from jaxcl.training._optim import OPTIMIZERS, SCHEDULES
+from jaxcl import methods, models, optim
+from jaxcl.training import _task
+from jaxcl.training._errors import ConfigError
 
-DATASETS = ("fashion_mnist", "digits", "tfds")
-GRAPH_DATASETS = ("mutag", "ptc_mr", "imdb_binary", "imdb_multi", "proteins", "nci1")
-NODE_DATASETS = ("cora", "citeseer")
-
-
-class ConfigError(ValueError):
-    """A configuration key that does not exist or holds a value that cannot work."""
-
-
-def base_config() -> ml_collections.ConfigDict:
-    """Every key the trainer reads, with its default. Experiment configs start from this.
-
-    ``method`` holds the method's name and its own hyperparameters (see ``jaxcl.methods``);
-    everything else is shared by all methods.
-    """
-    c = ml_collections.ConfigDict()
-    c.seed = 0
-    c.method = ml_collections.ConfigDict({"name": "dacl"})
-
-    c.data = ml_collections.ConfigDict()
-    c.data.name = "digits"  # see DATASETS, GRAPH_DATASETS, NODE_DATASETS
-    # idx folder (fashion_mnist), prepared tfds folder, or the folder holding tu_gin/,
-    # tu_raw/ and planetoid/ for graphs ("" = default / $JAXCL_DATA_DIR).
-    c.data.data_dir = ""
-    c.data.graph_format = "gin"  # gin | tu: which file format graph classification reads
-    # Graph classification node features: auto (one-hot tags, or one-hot degree where the
-    # tags do not vary, e.g. IMDB) | tags | degree | constant (a 1 per node, as PyG code).
-    c.data.node_features = "auto"
-    # Graph classification: remove the nodes whose one-hot tag is this column (-1: none).
-    # GIN-format PTC + 16 (its explicit hydrogens) = TU's PTC_MR.
-    c.data.drop_node_tag = -1
-    # Graph batches: standard deviations above the mean batch size at which the padding
-    # ladder has rungs (jaxcl.graphs.padding_budgets): more rungs, less padding, more
-    # compilations.
-    c.data.padding_anchors = (1.0, 3.0)
-    c.data.tfds_name = "fashion_mnist"
-    c.data.permutation_seed = 0  # the fixed pixel permutation of the "tabular" proxy
-    # Node data sets: divide each feature row by its sum (GCN's, GRACE's and MVGRL's input).
-    c.data.normalize_features = False
-
-    c.model = ml_collections.ConfigDict()
-    c.model.encoder = "mlp"  # mlp (tabular) | gin (graphs) | gcn (nodes)
-    # GIN kernels: lecun_normal (flax's default) | glorot_uniform (torch's xavier_uniform_,
-    # which InfoGraph's and DACL's code apply to every linear layer).
-    c.model.gin_kernel_init = "lecun_normal"
-    c.model.encoder_depth = 12
-    c.model.encoder_width = 1024
-    c.model.head_depth = 3
-    c.model.head_width = 1024
-    c.model.embed_dim = 128
-
-    c.optim = ml_collections.ConfigDict()
-    c.optim.name = "lars"
-    c.optim.lr = 0.1
-    c.optim.weight_decay = 1e-6
-    c.optim.momentum = 0.9
-    c.optim.warmup_epochs = 10.0
-    c.optim.schedule = "cosine"  # cosine (warm-up + cosine decay) | constant (after warm-up)
-
-    c.train = ml_collections.ConfigDict()
-    c.train.batch_size = 4096
-    c.train.epochs = 1000
-    c.train.log_every_steps = 50
-    c.train.checkpoint_every_steps = 500
-    c.train.keep_checkpoints = 3
-    c.train.knn_every_epochs = 0  # 0 = only at the end
-    # Keep freed host memory for reuse (glibc) and dispatch CPU computations synchronously, so
-    # that XLA:CPU's per-step temporaries are not page-faulted in afresh every step
-    # (jaxcl.training.reuse_host_memory). Worth it for large full-batch steps (GRACE on Cora,
-    # 2 CPU cores: 524 -> 456 ms per epoch; on in their configs); costs runs of many short
-    # steps their asynchronous dispatch (the quickstart: 10-15% slower), hence off here.
-    c.train.reuse_host_memory = False
-
-    c.eval = ml_collections.ConfigDict()
-    c.eval.linear_epochs = 200
-    c.eval.linear_batch_size = 256
-    c.eval.linear_lr = 0.1
-    c.eval.linear_optimizer = "lars"
-    c.eval.knn_k = 20
-    c.eval.knn_max_train = 10000  # kNN monitor on at most this many training examples
-    # Graph classification (DACL §5.3): evaluated after each of the last `last_epochs`.
-    c.eval.graph_protocol = "linear"  # linear (DACL) | svm (InfoGraph, m-Mix)
-    c.eval.last_epochs = 5
-    c.eval.folds = 10
-    c.eval.graph_linear_steps = 100
-    c.eval.graph_linear_lr = 1e-2
-    # Node classification (GRACE): logistic regression on a split of the nodes.
-    c.eval.node_split = "random"  # random (GRACE's 10/10/80) | public (Planetoid)
-    c.eval.node_every_epochs = 0  # 0 = only at the end
-
-    c.mesh = ml_collections.ConfigDict()
-    c.mesh.data = -1  # devices on the "data" axis; -1 = all
-
+SHARED = {
+    "seed": 0,
     # Independent runs (seeds seed, seed+1, ...) summarised as mean and std.
-    c.repeats = 1
-    return c
+    "repeats": 1,
+    "mesh": {"data": -1},  # devices on the "data" axis; -1 = all
+}
+# Only for methods that pretrain.
+TRAINING = {
+    "optim": {"lr": 0.1, "weight_decay": 1e-6, "warmup_epochs": 10.0, "schedule": "cosine"},
+    "train": {
+        "epochs": 1000,
+        "log_every_steps": 50,
+        "checkpoint_every_steps": 500,
+        "keep_checkpoints": 3,
+        # Keep freed host memory for reuse (glibc) and dispatch CPU computations
+        # synchronously, so that XLA:CPU's per-step temporaries are not page-faulted in
+        # afresh every step (jaxcl.training.reuse_host_memory). Worth it for large
+        # full-batch steps (GRACE on Cora, 2 CPU cores: 524 -> 456 ms per epoch; on in their
+        # configs); costs runs of many short steps their asynchronous dispatch (the
+        # quickstart: 10-15% slower), hence off by default.
+        "reuse_host_memory": False,
+    },
+}
+
+
+def _section(values: dict) -> ml_collections.ConfigDict:
+    return ml_collections.ConfigDict(
+        {k: _section(v) if isinstance(v, dict) else v for k, v in values.items()}
+    )
+
+
+def _reference(
+    data: str, method: str, encoder: str | None, optimizer: str, chosen=None
+) -> ml_collections.ConfigDict:
+    """Every key that applies to this combination, with defaults (no value checks)."""
+    kind = _task.kind_of(data)
+    task = _task.TASKS[kind]
+    method_cls = methods.get(method)
+    encoder = encoder or task.default_encoder
+    enc = methods.ENCODERS.get(encoder)
+    tree: dict[str, Any] = {"seed": SHARED["seed"], "repeats": SHARED["repeats"]}
+    tree["method"] = {"name": method, **method_cls.defaults}
+    tree["data"] = {"name": data}
+    model = {"encoder": encoder, "compute_dtype": "float32"}
+    model.update(enc.defaults if enc is not None else {})
+    model.update(method_cls.model_defaults)
+    tree["model"] = model
+    tree["train"] = {}
+    tree["eval"] = {}
+    if method_cls.pretrains:
+        tree["optim"] = {
+            "name": optimizer,
+            **TRAINING["optim"],
+            **optim.OPTIMIZER_HYPERPARAMETERS.get(optimizer, {}),
+        }
+        tree["train"].update(TRAINING["train"])
+    for section, keys in task.defaults(data, method_cls, chosen).items():
+        tree.setdefault(section, {}).update(keys)
+    tree["mesh"] = dict(SHARED["mesh"])
+    return _section(tree)
+
+
+def base_config(
+    data: str = "digits",
+    method: str = "dacl",
+    *,
+    encoder: str | None = None,
+    optimizer: str = "lars",
+) -> ml_collections.ConfigDict:
+    """A config with every key that applies to ``method`` on ``data``, at its default.
+
+    Experiment configs start from this and set what they change.
+
+    Args:
+      data: ``config.data.name``; its task kind decides the data, batch and evaluation keys.
+      method: ``config.method.name`` (its hyperparameters and its heads' model keys).
+      encoder: ``config.model.encoder``; default the task kind's (``mlp`` for tabular data,
+        ``gin`` for graphs, ``gcn`` for nodes).
+      optimizer: ``config.optim.name`` (its own hyperparameters), for methods that train.
+
+    Example:
+      >>> from jaxcl.training import base_config
+      >>> c = base_config("digits", "dacl", optimizer="adam")
+      >>> c.model.encoder, sorted(c.method), "momentum" in c.optim
+      ('mlp', ['alpha', 'name', 'temperature'], False)
+    """
+    _check_names(data, method, encoder, optimizer)
+    return _reference(data, method, encoder, optimizer)
+
+
+def _check_names(data, method, encoder, optimizer) -> None:
+    kind = _task.kind_of(data)
+    try:
+        method_cls = methods.get(method)
+    except ValueError as err:
+        raise ConfigError(f"config.method.name = {method!r}: {err}") from None
+    if kind not in method_cls.data_kinds:
+        raise ConfigError(
+            f"config.method.name = {method!r}: trains on {list(method_cls.data_kinds)} data, "
+            f"but config.data.name = {data!r} is {kind!r} data"
+        )
+    if encoder is not None:
+        if encoder not in methods.ENCODERS:
+            raise ConfigError(
+                f"config.model.encoder = {encoder!r}: unknown encoder; known encoders: "
+                f"{sorted(methods.ENCODERS)}"
+            )
+        if kind not in methods.ENCODERS[encoder].data_kinds:
+            raise ConfigError(
+                f"config.model.encoder = {encoder!r}: encodes "
+                f"{list(methods.ENCODERS[encoder].data_kinds)} data, but config.data.name = "
+                f"{data!r} is {kind!r} data"
+            )
+    if method_cls.pretrains and optimizer not in optim.OPTIMIZERS:
+        raise ConfigError(
+            f"config.optim.name = {optimizer!r}: expected one of {list(optim.OPTIMIZERS)}"
+        )
+
+
+def _names(config) -> tuple[str, str, str | None, str]:
+    """The component names a config chooses, read defensively (before key checks)."""
+
+    def read(section, key, default=None):
+        sec = config.get(section) if hasattr(config, "get") else None
+        return sec.get(key, default) if isinstance(sec, ml_collections.ConfigDict) else default
+
+    data, method = read("data", "name"), read("method", "name")
+    if not isinstance(data, str):
+        raise ConfigError(f"config.data.name = {data!r}: expected a data set name")
+    if not isinstance(method, str):
+        raise ConfigError(f"config.method.name = {method!r}: expected a method name")
+    return data, method, read("model", "encoder"), read("optim", "name", "lars")
+
+
+def reference_for(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+    """The keys that apply to ``config``'s choice of data, method, encoder and optimiser."""
+    data, method, encoder, optimizer = _names(config)
+    _check_names(data, method, encoder, optimizer)
+    return _reference(data, method, encoder, optimizer, chosen=config)
+
+
+def _known_anywhere() -> dict[str, set[str]]:
+    """Every key any registered component can add, by section (for 'does not apply')."""
+    known: dict[str, set[str]] = {}
+
+    def add(section, keys):
+        known.setdefault(section, set()).update(keys)
+
+    for section, values in {**SHARED, **TRAINING}.items():
+        add(section, values if isinstance(values, dict) else ())
+    add("optim", {"name"})
+    add("data", {"name"})
+    add("model", {"encoder", "compute_dtype"})
+    for enc in methods.ENCODERS.values():
+        add("model", enc.defaults)
+    for cls in methods.REGISTRY.values():
+        add("model", cls.model_defaults)
+    for hp in optim.OPTIMIZER_HYPERPARAMETERS.values():
+        add("optim", hp)
+    for name, task in _task.TASKS.items():
+        del name
+        for data in task.datasets:
+            for cls in methods.REGISTRY.values():
+                for section, keys in task.defaults(data, cls, None).items():
+                    add(section, keys)
+    return known
+
+
+def _describe(config) -> str:
+    data, method, encoder, optimizer = _names(config)
+    kind = _task.kind_of(data)
+    text = f"data {data!r} ({kind}), method {method!r}, encoder {encoder!r}"
+    return text + (f", optimizer {optimizer!r}" if methods.get(method).pretrains else "")
 
 
 def _walk(config, prefix=""):
@@ -116,126 +207,202 @@ def _walk(config, prefix=""):
             yield path, value
 
 
-def _unknown_keys(config, reference, prefix=""):
+def _extra_keys(config, reference, prefix=""):
+    """Paths in ``config`` that ``reference`` lacks, with the reference level's keys."""
     for key, value in config.items():
         path = f"{prefix}{key}"
         if key not in reference:
-            yield path, sorted(reference.keys())
+            yield path, key, prefix, sorted(reference.keys())
         elif isinstance(value, ml_collections.ConfigDict) and isinstance(
             reference[key], ml_collections.ConfigDict
         ):
-            yield from _unknown_keys(value, reference[key], path + ".")
+            yield from _extra_keys(value, reference[key], path + ".")
+
+
+def _check_keys(config, reference) -> None:
+    known = _known_anywhere()
+    for path, key, prefix, level in _extra_keys(config, reference):
+        section = prefix.rstrip(".")
+        if section == "method":
+            raise ConfigError(
+                f"config.{path} is not a key of method {config.method.name!r}; its keys: {level}"
+            )
+        if key in known.get(section, ()) or (not section and key in known):
+            raise ConfigError(
+                f"config.{path} does not apply to this run ({_describe(config)}); keys at that "
+                f"level: {level}"
+            )
+        raise ConfigError(f"config.{path} is not a known key; keys at that level: {level}")
+    for path, *_ in _extra_keys(reference, config):
+        raise ConfigError(
+            f"config.{path} is missing (start configs from jaxcl.training.base_config())"
+        )
+
+
+def conform(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+    """A copy of ``config`` with exactly the keys that apply to it: keys of other components
+    (e.g. a head's sizes, in a variant that switches to a method without a head) dropped,
+    missing keys added at their defaults. An unknown key stays (and :func:`validate` names
+    it)."""
+    reference = reference_for(config)
+    known = _known_anywhere()
+    out = reference.copy_and_resolve_references()
+
+    def merge(dst, src, ref, section):
+        for key, value in src.items():
+            if key in ref:
+                if isinstance(value, ml_collections.ConfigDict) and isinstance(
+                    ref[key], ml_collections.ConfigDict
+                ):
+                    merge(dst[key], value, ref[key], key)
+                else:
+                    dst[key] = value
+            elif section != "method" and (
+                key in known.get(section, ()) or (not section and key in known)
+            ):
+                continue  # applies to another component
+            else:
+                with dst.unlocked():
+                    dst[key] = value
+
+    merge(out, config, reference, "")
+    return out
 
 
 def _fail(path, value, expected):
     raise ConfigError(f"config.{path} = {value!r}: expected {expected}")
 
 
-def _number(path, value, *, minimum=None, exclusive=False, integer=False):
+def _number(path, value, *, minimum=None, exclusive=False, integer=False, maximum=None):
     ok_type = isinstance(value, numbers.Integral if integer else numbers.Real) and not isinstance(
         value, bool
     )
     kind = "an integer" if integer else "a number"
     if not ok_type:
         _fail(path, value, kind)
+    if not math.isfinite(value):
+        _fail(path, value, f"a finite {kind[2:] if integer else 'number'}")
     if minimum is not None and (value <= minimum if exclusive else value < minimum):
         _fail(path, value, f"{kind} {'>' if exclusive else '>='} {minimum}")
+    if maximum is not None and value > maximum:
+        _fail(path, value, f"{kind} <= {maximum}")
 
 
-def validate(config: ml_collections.ConfigDict, method_defaults: dict) -> None:
-    """Raises ``ConfigError`` naming the first unknown key or unusable value.
+def _choice(path, value, allowed):
+    if value not in allowed:
+        _fail(path, value, f"one of {list(allowed)}")
 
-    Args:
-      config: the run's configuration.
-      method_defaults: the chosen method's hyperparameters with their defaults; keys under
-        ``config.method`` other than these (and ``name``) are unknown.
-    """
-    reference = base_config()
-    reference.method = ml_collections.ConfigDict({"name": "", **method_defaults})
-    for path, known in _unknown_keys(config, reference):
-        raise ConfigError(f"config.{path} is not a known key; keys at that level: {known}")
-    for path, _ in _unknown_keys(reference, config):
-        raise ConfigError(f"config.{path} is missing (start configs from base_config())")
 
-    names = DATASETS + GRAPH_DATASETS + NODE_DATASETS
-    if config.data.name not in names:
-        _fail("data.name", config.data.name, f"one of {list(names)}")
-    if config.data.graph_format not in ("gin", "tu"):
-        _fail("data.graph_format", config.data.graph_format, "'gin' or 'tu'")
-    if config.data.node_features not in ("auto", "tags", "degree", "constant"):
-        _fail("data.node_features", config.data.node_features, "auto, tags, degree or constant")
-    _number("data.drop_node_tag", config.data.drop_node_tag, minimum=-1, integer=True)
-    anchors = config.data.padding_anchors
+def _flag(path, value):
+    if not isinstance(value, bool):
+        _fail(path, value, "True or False")
+
+
+def _anchors(path, value):
     if not (
-        isinstance(anchors, (tuple, list))
-        and anchors
+        isinstance(value, tuple | list)
+        and value
         and all(
-            isinstance(a, (int, float)) and not isinstance(a, bool) and math.isfinite(a)
-            for a in anchors
+            isinstance(a, int | float) and not isinstance(a, bool) and math.isfinite(a)
+            for a in value
         )
     ):
-        _fail("data.padding_anchors", anchors, "a non-empty tuple of finite numbers")
-    if config.data.graph_format == "tu" and config.data.name not in ("mutag", "proteins"):
+        _fail(path, value, "a non-empty tuple of finite numbers")
+
+
+def _positive_int(path, value):
+    _number(path, value, minimum=1, integer=True)
+
+
+def _positive(path, value):
+    _number(path, value, minimum=0, exclusive=True)
+
+
+def _nonnegative(path, value):
+    _number(path, value, minimum=0)
+
+
+def _nonnegative_int(path, value):
+    _number(path, value, minimum=0, integer=True)
+
+
+# The value check of each key, where the key applies.
+CHECKS = {
+    "seed": _nonnegative_int,
+    "repeats": _positive_int,
+    "mesh.data": lambda p, v: (
+        _number(p, v, minimum=-1, integer=True),
+        v == 0 and _fail(p, v, "a positive device count, or -1 for all devices"),
+    ),
+    "model.compute_dtype": lambda p, v: _choice(p, v, models.COMPUTE_DTYPES),
+    "model.encoder_depth": _positive_int,
+    "model.encoder_width": _positive_int,
+    "model.head_depth": _positive_int,
+    "model.head_width": _positive_int,
+    "model.embed_dim": _positive_int,
+    "model.gin_kernel_init": lambda p, v: _choice(p, v, ("lecun_normal", "glorot_uniform")),
+    "optim.schedule": lambda p, v: _choice(p, v, optim.SCHEDULES),
+    "optim.lr": _positive,
+    "optim.weight_decay": _nonnegative,
+    "optim.momentum": _nonnegative,
+    "optim.trust_coefficient": _positive,
+    "optim.warmup_epochs": _nonnegative,
+    "train.batch_size": _positive_int,
+    "train.epochs": _nonnegative_int,
+    "train.log_every_steps": _positive_int,
+    "train.checkpoint_every_steps": _positive_int,
+    "train.keep_checkpoints": _positive_int,
+    "train.knn_every_epochs": _nonnegative_int,
+    "train.reuse_host_memory": _flag,
+    "data.graph_format": lambda p, v: _choice(p, v, ("gin", "tu")),
+    "data.node_features": lambda p, v: _choice(p, v, ("auto", "tags", "degree", "constant")),
+    "data.drop_node_tag": lambda p, v: _number(p, v, minimum=-1, integer=True),
+    "data.padding_anchors": _anchors,
+    "data.normalize_features": _flag,
+    "data.permutation_seed": _nonnegative_int,
+    "eval.linear_epochs": _positive_int,
+    "eval.linear_batch_size": _positive_int,
+    "eval.linear_lr": _positive,
+    "eval.linear_optimizer": lambda p, v: _choice(p, v, ("lars", "adam", "sgd")),
+    "eval.knn_k": _positive_int,
+    "eval.knn_max_train": _positive_int,
+    "eval.graph_protocol": lambda p, v: _choice(p, v, ("linear", "svm")),
+    "eval.last_epochs": _positive_int,
+    "eval.folds": lambda p, v: _number(p, v, minimum=2, integer=True),
+    "eval.graph_linear_steps": _positive_int,
+    "eval.graph_linear_lr": _positive,
+    "eval.node_split": lambda p, v: _choice(p, v, ("random", "public")),
+    "eval.node_every_epochs": _nonnegative_int,
+}
+
+
+def validate(config: ml_collections.ConfigDict) -> None:
+    """Raises ``ConfigError`` naming the first key that is unknown, does not apply, is
+    missing, or holds a value that cannot work."""
+    if not isinstance(config, ml_collections.ConfigDict):
+        raise ConfigError(f"config: expected an ml_collections.ConfigDict, got {type(config)}")
+    for section in ("data", "method"):
+        if not isinstance(config.get(section), ml_collections.ConfigDict):
+            raise ConfigError(f"config.{section} is missing (start configs from base_config())")
+    reference = reference_for(config)
+    _check_keys(config, reference)
+    for path, value in _walk(config):
+        if path in CHECKS:
+            CHECKS[path](path, value)
+    if config.data.get("graph_format") == "tu" and config.data.name not in ("mutag", "proteins"):
         _fail(
             "data.graph_format",
             "tu",
             f"'gin' for {config.data.name} (TU's own format is available for mutag, proteins)",
         )
-    if config.eval.graph_protocol not in ("linear", "svm"):
-        _fail("eval.graph_protocol", config.eval.graph_protocol, "'linear' or 'svm'")
-    if config.eval.node_split not in ("random", "public"):
-        _fail("eval.node_split", config.eval.node_split, "'random' or 'public'")
-    for key in ("last_epochs", "graph_linear_steps"):
-        _number(f"eval.{key}", config.eval[key], minimum=1, integer=True)
-    _number("eval.folds", config.eval.folds, minimum=2, integer=True)
-    _number("eval.graph_linear_lr", config.eval.graph_linear_lr, minimum=0, exclusive=True)
-    _number("eval.node_every_epochs", config.eval.node_every_epochs, minimum=0, integer=True)
-    _number("repeats", config.repeats, minimum=1, integer=True)
-    if config.model.gin_kernel_init not in ("lecun_normal", "glorot_uniform"):
-        _fail(
-            "model.gin_kernel_init",
-            config.model.gin_kernel_init,
-            "'lecun_normal' or 'glorot_uniform'",
-        )
-    if config.model.encoder not in ("mlp", "gin", "gcn"):
-        _fail("model.encoder", config.model.encoder, "one of ['mlp', 'gin', 'gcn']")
-    graph_data = config.data.name in GRAPH_DATASETS
-    node_data = config.data.name in NODE_DATASETS
-    wanted = "gin" if graph_data else "gcn" if node_data else "mlp"
-    if config.model.encoder != wanted:
-        _fail(
-            "model.encoder", config.model.encoder, f"{wanted!r} for data.name={config.data.name!r}"
-        )
-    for key in ("encoder_depth", "encoder_width", "head_depth", "head_width", "embed_dim"):
-        _number(f"model.{key}", config.model[key], minimum=1, integer=True)
-    if config.optim.name not in OPTIMIZERS:
-        _fail("optim.name", config.optim.name, f"one of {list(OPTIMIZERS)}")
-    if config.optim.schedule not in SCHEDULES:
-        _fail("optim.schedule", config.optim.schedule, f"one of {list(SCHEDULES)}")
-    if not isinstance(config.data.normalize_features, bool):
-        _fail("data.normalize_features", config.data.normalize_features, "True or False")
-    _number("optim.lr", config.optim.lr, minimum=0, exclusive=True)
-    _number("optim.weight_decay", config.optim.weight_decay, minimum=0)
-    _number("optim.momentum", config.optim.momentum, minimum=0)
-    _number("optim.warmup_epochs", config.optim.warmup_epochs, minimum=0)
-    _number("train.batch_size", config.train.batch_size, minimum=1, integer=True)
-    _number("train.epochs", config.train.epochs, minimum=0, integer=True)
-    for key in ("log_every_steps", "checkpoint_every_steps", "keep_checkpoints"):
-        _number(f"train.{key}", config.train[key], minimum=1, integer=True)
-    _number("train.knn_every_epochs", config.train.knn_every_epochs, minimum=0, integer=True)
-    if not isinstance(config.train.reuse_host_memory, bool):
-        _fail("train.reuse_host_memory", config.train.reuse_host_memory, "True or False")
-    _number("eval.linear_epochs", config.eval.linear_epochs, minimum=1, integer=True)
-    _number("eval.linear_batch_size", config.eval.linear_batch_size, minimum=1, integer=True)
-    _number("eval.linear_lr", config.eval.linear_lr, minimum=0, exclusive=True)
-    if config.eval.linear_optimizer not in OPTIMIZERS:
-        _fail("eval.linear_optimizer", config.eval.linear_optimizer, f"one of {list(OPTIMIZERS)}")
-    _number("eval.knn_k", config.eval.knn_k, minimum=1, integer=True)
-    _number("eval.knn_max_train", config.eval.knn_max_train, minimum=1, integer=True)
-    _number("mesh.data", config.mesh.data, minimum=-1, integer=True)
-    if config.mesh.data == 0:
-        _fail("mesh.data", 0, "a positive device count, or -1 for all devices")
+    method_cls = methods.get(config.method.name)
     for path, value in _walk(config.method, "method."):
-        default = method_defaults.get(path.split(".", 1)[1])
+        default = method_cls.defaults.get(path.split(".", 1)[1])
         if isinstance(default, numbers.Real) and not isinstance(default, bool):
             _number(path, value)
+        elif isinstance(default, bool):
+            _flag(path, value)
+    try:  # the method's own checks of its hyperparameters
+        method_cls(config)
+    except ValueError as err:
+        raise ConfigError(str(err)) from None

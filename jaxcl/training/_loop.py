@@ -1,12 +1,12 @@
-"""``train_and_evaluate``: pretraining on a device mesh, checkpoints, linear evaluation."""
+"""``train_and_evaluate``: pretraining on a device mesh, checkpoints, evaluation."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
-import json
-import os
 import time
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -15,10 +15,12 @@ import numpy as np
 import optax
 from absl import logging
 from flax import nnx
+from jax.sharding import NamedSharding, PartitionSpec
 
-from jaxcl import methods
-from jaxcl.training import _checkpoint, _config, _host, _logging, _mesh, _optim, _tasks
+from jaxcl import methods, models, optim
+from jaxcl.training import _checkpoint, _config, _host, _logging, _mesh, _task, _workdir
 from jaxcl.training._state import TrainState
+from jaxcl.training._step import StepContext, make_default_train_step
 
 # Steps dispatched ahead of the one being waited for. Two keep an accelerator busy while the
 # host prepares the next batch; an unbounded queue of multi-device programs can starve one
@@ -26,63 +28,8 @@ from jaxcl.training._state import TrainState
 # CPU devices on 2 cores).
 _MAX_STEPS_IN_FLIGHT = 2
 
-
-def _all_finite(tree) -> jax.Array:
-    leaves = jax.tree.leaves(tree)
-    return jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in leaves]))
-
-
-def make_default_train_step(method, graphdef, tx, schedule):
-    """The step every method uses unless it supplies its own.
-
-    A step whose loss or gradients are not finite (or any step after one) applies no update:
-    the state keeps the model that produced the failure, and records its step.
-    """
-
-    def train_step(state: TrainState, batch: methods.Batch, key: jax.Array):
-        step_key = jax.random.fold_in(key, state.step)
-
-        def loss_fn(params):
-            # copy: fresh Variables at this trace level, so batch norm may update its
-            # statistics inside value_and_grad.
-            model = nnx.merge(graphdef, params, state.model_state, copy=True)
-            loss, metrics = method.loss(model, batch, step_key)
-            return loss, (metrics, nnx.state(model, nnx.Not(nnx.Param)))
-
-        (loss, (metrics, model_state)), grads = jax.value_and_grad(loss_fn, has_aux=True)(
-            state.params
-        )
-        finite = jnp.isfinite(loss) & _all_finite(grads)
-        ok = finite & (state.nonfinite_step < 0)
-
-        def update(old):
-            params, opt_state = old
-            updates, opt_state = tx.update(grads, opt_state, params)
-            return optax.apply_updates(params, updates), opt_state
-
-        # A conditional rather than a select between the old and the new state: the select
-        # keeps the old optimizer state alive beside the new one (a copy of every moment
-        # buffer each step); in the conditional's branch XLA updates them in place.
-        params, opt_state = jax.lax.cond(
-            ok, update, lambda old: old, (state.params, state.opt_state)
-        )
-        new_state = TrainState(
-            step=state.step + 1,
-            params=params,
-            model_state=jax.tree.map(
-                lambda n, o: jnp.where(ok, n, o), model_state, state.model_state
-            ),
-            opt_state=opt_state,
-            nonfinite_step=jnp.where(
-                finite | (state.nonfinite_step >= 0), state.nonfinite_step, state.step
-            ),
-        )
-        metrics = dict(metrics)
-        metrics["grad_norm"] = optax.tree.norm(grads)
-        metrics["lr"] = schedule(state.step)
-        return new_state, metrics
-
-    return train_step
+# The method's init_extra gets a key of its own, apart from the steps' keys.
+_EXTRA_KEY = 0x45585452
 
 
 def _first_nonfinite(history, step):
@@ -98,81 +45,191 @@ def _first_nonfinite(history, step):
     return "loss or gradient", float("nan")
 
 
-def make_task(config, method, mesh):
-    """The task for ``config.data.name``: tabular, graph classification or node classification."""
-    from jaxcl.training import _graph_tasks
-
-    if config.data.name in _config.DATASETS:
-        return _tasks.TabularTask(config, method, mesh)
-    return _graph_tasks.make(config, method, mesh)
-
-
-def _load_history(path: str, upto_epoch: int) -> list[dict]:
-    if not os.path.exists(path):
-        return []
-    with open(path) as f:
-        return [h for h in json.load(f) if h["epoch"] <= upto_epoch]
+def state_shardings(abstract_state: TrainState, mesh, extra_specs) -> TrainState:
+    """The sharding of every leaf of the state: replicated, except the method's ``extra``,
+    laid out by its ``PartitionSpec``s (a prefix tree of them is broadcast)."""
+    replicated = _mesh.replicated(mesh)
+    shardings = jax.tree.map(lambda _: replicated, abstract_state)
+    specs = jax.tree.map(
+        lambda spec: NamedSharding(mesh, spec),
+        extra_specs,
+        is_leaf=lambda x: isinstance(x, PartitionSpec),
+    )
+    extra = jax.tree.map(lambda s, sub: jax.tree.map(lambda _: s, sub), specs, abstract_state.extra)
+    return dataclasses.replace(shardings, extra=extra)
 
 
-def _save_config(config: ml_collections.ConfigDict, workdir: str) -> None:
-    """Writes ``workdir/config.json`` (process 0), so that a run's results carry its setup.
-
-    A resumed run whose config differs from the saved one logs the keys that changed and
-    keeps the saved file as ``config.<n>.json``.
-    """
-    if jax.process_index() != 0:
-        return
-    path = os.path.join(workdir, "config.json")
-    text = config.to_json_best_effort(indent=2, sort_keys=True)
-    if os.path.exists(path):
-        with open(path) as f:
-            old = f.read()
-        if old == text:
-            return
-        n = 1
-        while os.path.exists(os.path.join(workdir, f"config.{n}.json")):
-            n += 1
-        os.replace(path, os.path.join(workdir, f"config.{n}.json"))
-        logging.warning(
-            "%s held a different config; it is kept as config.%d.json and this run's config "
-            "is written in its place",
-            path,
-            n,
-        )
-    with open(path, "w") as f:
-        f.write(text)
+def _as_float32(tree):
+    """Evaluation reads float32 features whatever the compute dtype."""
+    return jax.tree.map(
+        lambda x: x.astype(jnp.float32) if jnp.issubdtype(x.dtype, jnp.floating) else x, tree
+    )
 
 
 def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> dict:
     """Pretrains ``config.method`` on ``config.data`` and evaluates the frozen encoder.
 
-    Batches go to a ``data`` mesh axis of all devices (split by rows for tabular data,
-    replicated for graph batches); losses are computed over the global batch and jit
-    partitions them. Checkpoints go to ``workdir/checkpoints`` every
-    ``config.train.checkpoint_every_steps`` and the run resumes from the newest one
-    automatically. On a multi-host pod run the same command on every host
-    (``jax.distributed.initialize()`` is called here when one is detected).
+    The task of ``config.data.name`` places each global batch on a ``data`` mesh axis of all
+    devices; losses are computed over the global batch and jit partitions them. Checkpoints
+    (the whole train state, the method's extra state included) go to ``workdir/checkpoints``
+    every ``config.train.checkpoint_every_steps`` and the run resumes from the newest one
+    automatically; rerunning a finished run reproduces its results. On a multi-host pod run
+    the same command on every host (``jax.distributed.initialize()`` is called here when
+    one is detected).
 
     Returns:
       The results (also written to ``workdir/results.json``; the config goes to
-      ``workdir/config.json``): the task's evaluation (test
-      top-1 of the linear probe or classifier for tabular data; the graph protocols' mean
-      accuracies), final loss, timings.
+      ``workdir/config.json``): the task's evaluation (test top-1 of the linear probe or
+      classifier for tabular data; the graph protocols' mean accuracies), final loss,
+      timings.
     """
-    method_cls = methods.get(config.method.name)
-    _config.validate(config, method_cls.defaults)
-    if config.train.reuse_host_memory:  # before JAX creates its CPU backend
+    _config.validate(config)
+    method = methods.get(config.method.name)(config)
+    if method.pretrains and config.train.reuse_host_memory:  # before JAX's CPU backend
         applied = _host.reuse_host_memory()
         logging.info("train.reuse_host_memory: %s", "applied" if applied else "not applied")
     _mesh.maybe_initialize_distributed()
-    method = method_cls(config)
-    os.makedirs(workdir, exist_ok=True)
-    _save_config(config, workdir)
+    _workdir.check_workdir(workdir)
+    _workdir.make_workdir(workdir)
+    _workdir.save_config(config, workdir)
 
     mesh = _mesh.make_mesh(config.mesh.data)
-    task = make_task(config, method, mesh)
+    # Steps are traced under the mesh: a method's step may use jax.shard_map over the
+    # 'data' axis (e.g. a queue split by rows, updated in place) without being handed it.
+    with jax.set_mesh(mesh):
+        return _run(config, workdir, method, mesh)
+
+
+@dataclasses.dataclass
+class Run:
+    """Everything a run is made of before its first step: what ``train_and_evaluate`` builds,
+    and what :func:`load_run` gives back for a workdir's checkpoint.
+
+    Attributes:
+      config, method, task, mesh: the run's config, method, task and device mesh.
+      total_steps: steps of the whole run.
+      graphdef, eval_graphdef: the model's structure in training / evaluation mode
+        (``nnx.merge(graphdef, state.params, state.model_state)`` rebuilds the model).
+      schedule, tx: the learning rate and the optimiser.
+      shardings: a :class:`TrainState` of the shardings of every leaf.
+      abstract_state: the state's shapes, dtypes and shardings.
+      init_state: the function that builds the state before the first step.
+    """
+
+    config: ml_collections.ConfigDict
+    method: methods.Method
+    task: _task.Task
+    mesh: jax.sharding.Mesh
+    total_steps: int
+    graphdef: nnx.GraphDef
+    eval_graphdef: nnx.GraphDef
+    schedule: optax.Schedule
+    tx: optax.GradientTransformation
+    shardings: TrainState
+    abstract_state: TrainState
+    init_state: Callable[[], TrainState]
+
+    @classmethod
+    def build(cls, config, method, mesh) -> Run:
+        task = _task.make_task(config, method, mesh)
+        total_steps = task.steps_per_epoch * (config.train.epochs if method.pretrains else 0)
+
+        def build_model():
+            model = method.build(task.spec, rngs=nnx.Rngs(config.seed))
+            return models.set_compute_dtype(model, config.model.compute_dtype)
+
+        abstract_model = nnx.eval_shape(build_model)
+        graphdef = nnx.graphdef(abstract_model)
+        abstract_model.eval()  # batch norm on running averages for evaluation
+        eval_graphdef = nnx.graphdef(abstract_model)
+        if method.pretrains:
+            o = config.optim
+            schedule = optim.make_schedule(
+                o.schedule,
+                peak=o.lr,
+                total_steps=total_steps,
+                warmup_steps=round(o.warmup_epochs * task.steps_per_epoch),
+            )
+            tx = method.optimizer(schedule)
+        else:
+            schedule, tx = optax.constant_schedule(0.0), optax.identity()
+        extra_key = jax.random.fold_in(jax.random.key(config.seed), _EXTRA_KEY)
+
+        def init_state():
+            model = build_model()
+            extra = method.init_extra(model, extra_key)
+            _, params, model_state = nnx.split(model, nnx.Param, ...)
+            return TrainState.create(params, model_state, tx, extra)
+
+        abstract = jax.eval_shape(init_state)
+        shardings = state_shardings(abstract, mesh, method.extra_specs(abstract.extra))
+        abstract = jax.tree.map(
+            lambda x, s: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=s), abstract, shardings
+        )
+        return cls(
+            config, method, task, mesh, total_steps, graphdef, eval_graphdef, schedule, tx,
+            shardings, abstract, init_state,
+        )  # fmt: skip
+
+    def checkpointer(self, workdir: str) -> _checkpoint.Checkpointer:
+        train = self.config.train
+        pretrains = self.method.pretrains
+        return _checkpoint.Checkpointer(
+            workdir,
+            every_steps=train.checkpoint_every_steps if pretrains else 1,
+            keep=train.keep_checkpoints if pretrains else 1,
+        )
+
+    def step_context(self) -> StepContext:
+        return StepContext(self.method, self.graphdef, self.tx, self.schedule, self.config)
+
+    def train_step(self):
+        """The jitted step: the method's own or the default, state donated."""
+        ctx = self.step_context()
+        step_fn = self.method.make_train_step(ctx) or make_default_train_step(ctx)
+        replicated = _mesh.replicated(self.mesh)
+        return jax.jit(
+            step_fn,
+            in_shardings=(self.shardings, self.task.batch_sharding(), replicated),
+            out_shardings=(self.shardings, replicated),
+            donate_argnums=0,
+        )
+
+    def model(self, state: TrainState, *, train: bool = False) -> nnx.Module:
+        """The model with ``state``'s parameters (evaluation mode unless ``train``)."""
+        graphdef = self.graphdef if train else self.eval_graphdef
+        return nnx.merge(graphdef, state.params, state.model_state, copy=True)
+
+
+def load_run(
+    config: ml_collections.ConfigDict, workdir: str, step: int | None = None
+) -> tuple[Run, TrainState]:
+    """A run's pieces and its train state at checkpoint ``step`` (default: the newest).
+
+    Call under ``jax.set_mesh(run.mesh)`` what traces the method's code (the trainer does).
+
+    Example (after ``train_and_evaluate(config, workdir)``)::
+
+        run, state = jaxcl.training.load_run(config, workdir)
+        features = run.method.features(run.model(state), batch)
+    """
+    _config.validate(config)
+    method = methods.get(config.method.name)(config)
+    mesh = _mesh.make_mesh(config.mesh.data)
+    with jax.set_mesh(mesh):
+        run = Run.build(config, method, mesh)
+        checkpointer = run.checkpointer(workdir)
+        if checkpointer.latest_step() is None:
+            raise FileNotFoundError(f"load_run: no checkpoint in {checkpointer.directory}")
+        state = checkpointer.restore(run.abstract_state, step)
+        checkpointer.close()
+    return run, state
+
+
+def _run(config, workdir, method, mesh) -> dict:
+    run = Run.build(config, method, mesh)
+    task, total_steps = run.task, run.total_steps
     steps_per_epoch = task.steps_per_epoch
-    total_steps = steps_per_epoch * config.train.epochs
     logging.info(
         "%s on %s: %s; %d steps on %d devices (%s)",
         method.name,
@@ -182,139 +239,39 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> dict:
         mesh.size,
         jax.devices()[0].platform,
     )
-
-    def build():
-        return method.build(task.num_features, task.num_classes, rngs=nnx.Rngs(config.seed))
-
-    abstract_model = nnx.eval_shape(build)
-    graphdef = nnx.graphdef(abstract_model)
-    abstract_model.eval()  # batch norm on running averages for evaluation
-    eval_graphdef = nnx.graphdef(abstract_model)
-
-    schedule = _optim.make_schedule(
-        config.optim.schedule,
-        peak=config.optim.lr,
-        total_steps=total_steps,
-        warmup_steps=round(config.optim.warmup_epochs * steps_per_epoch),
-    )
-    tx = _optim.make_optimizer(
-        config.optim.name,
-        schedule,
-        weight_decay=config.optim.weight_decay,
-        momentum=config.optim.momentum,
-    )
-
-    def init_state():
-        _, params, model_state = nnx.split(build(), nnx.Param, ...)
-        return TrainState.create(params, model_state, tx)
-
-    replicated = _mesh.replicated(mesh)
-    abstract_state = jax.eval_shape(init_state)
-    abstract_state = jax.tree.map(
-        lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=replicated), abstract_state
-    )
-    checkpointer = _checkpoint.Checkpointer(
-        workdir,
-        every_steps=config.train.checkpoint_every_steps,
-        keep=config.train.keep_checkpoints,
-    )
+    checkpointer = run.checkpointer(workdir)
     if checkpointer.latest_step() is not None:
-        state = checkpointer.restore(abstract_state)
+        state = checkpointer.restore(run.abstract_state)
     else:
-        state = jax.jit(init_state, out_shardings=replicated)()
+        state = jax.jit(run.init_state, out_shardings=run.shardings)()
     start_step = int(jax.device_get(state.step))
 
     writer = _logging.make_writer(workdir)
-    key = jax.random.key(config.seed)
-    if task.batch_partition == "rows":
-        batch_sharding, put_batch = _mesh.batch_sharding(mesh), _mesh.shard_batch
-    else:
-        batch_sharding, put_batch = replicated, _mesh.replicate
-    step_fn = method.make_train_step() or make_default_train_step(method, graphdef, tx, schedule)
-    train_step = jax.jit(
-        step_fn,
-        in_shardings=(replicated, batch_sharding, replicated),
-        out_shardings=(replicated, replicated),
-        donate_argnums=0,
-    )
+    replicated = _mesh.replicated(mesh)
+    eval_graphdef = run.eval_graphdef
 
     # Outputs replicated: every process reads the whole result (on a pod, too).
     @functools.partial(jax.jit, out_shardings=replicated)
     def eval_features(params, model_state, batch):
-        return method.features(nnx.merge(eval_graphdef, params, model_state), batch)
+        model = nnx.merge(eval_graphdef, params, model_state)
+        return _as_float32(method.features(model, batch))
 
     @functools.partial(jax.jit, out_shardings=replicated)
     def eval_logits(params, model_state, batch):
-        return nnx.merge(eval_graphdef, params, model_state)(batch)
+        return _as_float32(nnx.merge(eval_graphdef, params, model_state)(batch))
 
-    def features_fn(batch):
-        return eval_features(state.params, state.model_state, batch)
+    def features_of(state):
+        return lambda batch: eval_features(state.params, state.model_state, batch)
 
-    def logits_fn(batch):
-        return eval_logits(state.params, state.model_state, batch)
+    def logits_of(state):
+        return lambda batch: eval_logits(state.params, state.model_state, batch)
 
-    history_path = os.path.join(workdir, "eval_history.json")
-    eval_history = _load_history(history_path, start_step // max(1, steps_per_epoch))
-
-    progress = _logging.Progress(method.name, total_steps, config.train.batch_size, start_step)
-    pending: list[tuple[int, dict]] = []
-    history: list[tuple[int, dict]] = []
-    last_loss = float("nan")
-
-    def flush(step):
-        nonlocal last_loss
-        if not pending:
-            return
-        fetched = jax.device_get(pending)
-        pending.clear()
-        host = [(s, {k: float(v) for k, v in m.items()}) for s, m in fetched]
-        history[:] = host[-1000:]
-        last_loss = host[-1][1].get("loss", float("nan"))
-        means = {k: float(np.mean([m[k] for _, m in host])) for k in host[-1][1]}
-        means.update(progress.update(step, means))
-        writer.write_scalars(step, means)
-
-    def check_finite(step):
-        bad_step = int(jax.device_get(state.nonfinite_step))
-        if bad_step < 0:
-            return
-        flush(step)
-        name, value = _first_nonfinite(history, bad_step)
-        path = _checkpoint.save_for_inspection(workdir, bad_step, state)
-        checkpointer.wait()
-        raise FloatingPointError(
-            f"{method.name}: `{name}` became {value} at step {bad_step}; training stopped. "
-            f"The state that produced it (no update applied) is in {path}; the regular "
-            f"checkpoints (latest step {checkpointer.latest_step()}) are kept unchanged."
-        )
-
+    history = _workdir.EvalHistory(workdir, start_step // max(1, steps_per_epoch))
     t_start = time.perf_counter()
-    batches = iter(())
-    for step in range(start_step, total_steps):
-        epoch, index = divmod(step, steps_per_epoch)
-        if index == 0 or step == start_step:
-            batches = itertools.islice(task.batches(epoch), index, None)
-        batch = put_batch(next(batches), mesh)
-        state, metrics = train_step(state, batch, key)
-        pending.append((step, metrics))
-        if len(pending) > _MAX_STEPS_IN_FLIGHT:
-            jax.block_until_ready(pending[-1 - _MAX_STEPS_IN_FLIGHT][1])
-        done = step + 1
-        if done % config.train.log_every_steps == 0 or done == total_steps:
-            flush(done)
-            check_finite(done)
-        if done % config.train.checkpoint_every_steps == 0 or done == total_steps:
-            check_finite(done)
-            checkpointer.maybe_save(done, state, force=done == total_steps)
-        if done % steps_per_epoch == 0 and task.evaluate_at(done // steps_per_epoch):
-            check_finite(done)
-            scores = task.evaluate(features_fn, done // steps_per_epoch)
-            writer.write_scalars(done, scores)
-            logging.info("epoch %d: %s", done // steps_per_epoch, scores)
-            eval_history.append({"epoch": done // steps_per_epoch, **scores})
-            if jax.process_index() == 0:
-                with open(history_path, "w") as f:
-                    json.dump(eval_history, f, indent=2)
+    if start_step < total_steps:
+        key = jax.random.key(config.seed)
+        loop = _Loop(config, method, task, writer, checkpointer, workdir, total_steps, start_step)
+        state = loop.run(state, run.train_step(), key, features_of, history)
     checkpointer.wait()
     train_seconds = time.perf_counter() - t_start
 
@@ -323,20 +280,88 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> dict:
         "method": method.name,
         "data": task.name,
         "steps": total_steps,
-        "final_loss": last_loss,
+        # From the state: a rerun of a finished run reports the loss of its last step.
+        "final_loss": float(jax.device_get(state.last_loss)),
         "pretrain_seconds": train_seconds,
         "devices": mesh.size,
         "platform": jax.devices()[0].platform,
     }
-    results.update(task.final(features_fn, logits_fn, eval_history))
+    results.update(task.final(features_of(state), logits_of(state), history.entries))
     results["eval_seconds"] = time.perf_counter() - t_eval
     writer.write_scalars(
         total_steps, {k: v for k, v in results.items() if isinstance(v, float) and "top1" in k}
     )
     writer.flush()
     checkpointer.close()
-    if jax.process_index() == 0:
-        with open(os.path.join(workdir, "results.json"), "w") as f:
-            json.dump(results, f, indent=2)
+    _workdir.write_results(workdir, results)
     logging.info("results: %s", results)
     return results
+
+
+class _Loop:
+    """The training loop: dispatch, metrics, checkpoints, evaluations, the non-finite stop."""
+
+    def __init__(self, config, method, task, writer, checkpointer, workdir, total, start):
+        self.config, self.method, self.task = config, method, task
+        self.writer, self.checkpointer, self.workdir = writer, checkpointer, workdir
+        self.total = total
+        self.progress = _logging.Progress(method.name, total, task.examples_per_step, start)
+        self.start = start
+        self.pending: list[tuple[int, dict]] = []
+        self.history: list[tuple[int, dict]] = []
+
+    def flush(self, step):
+        if not self.pending:
+            return
+        fetched = jax.device_get(self.pending)
+        self.pending.clear()
+        host = [(s, {k: float(v) for k, v in m.items()}) for s, m in fetched]
+        self.history[:] = host[-1000:]
+        means = {k: float(np.mean([m[k] for _, m in host])) for k in host[-1][1]}
+        means.update(self.progress.update(step, means))
+        self.writer.write_scalars(step, means)
+
+    def check_finite(self, state, step):
+        bad_step = int(jax.device_get(state.nonfinite_step))
+        if bad_step < 0:
+            return
+        self.flush(step)
+        name, value = _first_nonfinite(self.history, bad_step)
+        path = _checkpoint.save_for_inspection(self.workdir, bad_step, state)
+        self.checkpointer.wait()
+        raise FloatingPointError(
+            f"{self.method.name}: `{name}` became {value} at step {bad_step}; training "
+            f"stopped. The state that produced it (no update applied) is in {path}; the "
+            f"regular checkpoints (latest step {self.checkpointer.latest_step()}) are kept "
+            "unchanged. NaN or inf anywhere in a batch's inputs reaches the loss (ordinary "
+            "JAX arithmetic; jaxcl's losses ignore only rows their mask excludes): check the "
+            "data as well as the learning rate."
+        )
+
+    def run(self, state, train_step, key, features_of, history):
+        cfg, task = self.config.train, self.task
+        steps_per_epoch = task.steps_per_epoch
+        batches = iter(())
+        for step in range(self.start, self.total):
+            epoch, index = divmod(step, steps_per_epoch)
+            if index == 0 or step == self.start:
+                batches = itertools.islice(task.batches(epoch), index, None)
+            state, metrics = train_step(state, task.place(next(batches)), key)
+            self.pending.append((step, metrics))
+            if len(self.pending) > _MAX_STEPS_IN_FLIGHT:
+                jax.block_until_ready(self.pending[-1 - _MAX_STEPS_IN_FLIGHT][1])
+            done = step + 1
+            if done % cfg.log_every_steps == 0 or done == self.total:
+                self.flush(done)
+                self.check_finite(state, done)
+            if done % cfg.checkpoint_every_steps == 0 or done == self.total:
+                self.check_finite(state, done)
+                self.checkpointer.maybe_save(done, state, force=done == self.total)
+            epoch_done = done // steps_per_epoch
+            if done % steps_per_epoch == 0 and task.evaluate_at(epoch_done):
+                self.check_finite(state, done)
+                scores = task.evaluate(features_of(state), epoch_done)
+                self.writer.write_scalars(done, scores)
+                logging.info("epoch %d: %s", epoch_done, scores)
+                history.append(epoch_done, scores)
+        return state

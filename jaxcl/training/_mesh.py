@@ -97,6 +97,19 @@ def shard_batch(tree, mesh):
     return jax.tree.map(put, tree)
 
 
+def place_local(tree, mesh, global_rows: int):
+    """This process's rows of a global batch (``local_rows(global_rows)`` of it) -> global
+    jax.Arrays sharded on ``data`` with ``global_rows`` rows: what a task passes when each
+    host builds only its own devices' part (e.g. stacked graph sub-batches)."""
+    sharding = batch_sharding(mesh)
+
+    def put(x):
+        x = np.asarray(x)
+        return jax.make_array_from_process_local_data(sharding, x, (global_rows,) + x.shape[1:])
+
+    return jax.tree.map(put, tree)
+
+
 def replicate(tree, mesh):
     """Host arrays -> jax.Arrays with a full copy on every device (every process passes all)."""
     sharding = replicated(mesh)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -15,24 +16,34 @@ class TrainState:
     """Arrays of one training run; the model's structure (graphdef) lives outside.
 
     Attributes:
-      step: number of optimiser updates done so far.
+      step: number of steps taken so far.
       params: the model's ``nnx.Param`` variables.
       model_state: every other model variable (batch-norm running statistics).
       opt_state: the optimiser's state.
+      extra: the method's own pytree (:meth:`jaxcl.methods.Method.init_extra`): EMA target
+        parameters, queues, memory banks; ``{}`` for most methods.
       nonfinite_step: the first step whose loss or gradient was not finite, or -1. Such a
-        step leaves ``params``/``opt_state`` untouched, so the state still holds the model
-        that produced it.
+        step changes nothing but ``step``, so the state still holds the model that produced
+        it.
+      last_loss: the loss of the last step taken (NaN before the first). Checkpointed with
+        the rest, so that a rerun of a finished run reports the same final loss.
     """
 
     step: jax.Array
     params: nnx.State
     model_state: nnx.State
     opt_state: optax.OptState
+    extra: Any
     nonfinite_step: jax.Array
+    last_loss: jax.Array
 
     @classmethod
     def create(
-        cls, params: nnx.State, model_state: nnx.State, tx: optax.GradientTransformation
+        cls,
+        params: nnx.State,
+        model_state: nnx.State,
+        tx: optax.GradientTransformation,
+        extra: Any = None,
     ) -> TrainState:
         """The state before the first step: step 0, ``tx``'s initial state, no failure."""
         return cls(
@@ -40,12 +51,22 @@ class TrainState:
             params=params,
             model_state=model_state,
             opt_state=tx.init(params),
+            extra={} if extra is None else extra,
             nonfinite_step=jnp.full((), -1, jnp.int32),
+            last_loss=jnp.full((), jnp.nan, jnp.float32),
         )
 
 
 jax.tree_util.register_dataclass(
     TrainState,
-    data_fields=["step", "params", "model_state", "opt_state", "nonfinite_step"],
+    data_fields=[
+        "step",
+        "params",
+        "model_state",
+        "opt_state",
+        "extra",
+        "nonfinite_step",
+        "last_loss",
+    ],
     meta_fields=[],
 )

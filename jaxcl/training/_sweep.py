@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 
 import jax
 import ml_collections
 import numpy as np
+from etils import epath
 
+from jaxcl.training._config import conform
 from jaxcl.training._loop import train_and_evaluate
+from jaxcl.training._workdir import write_json
 
 
 def variant_configs(config: ml_collections.ConfigDict) -> dict[str, ml_collections.ConfigDict]:
     """One full config per entry of ``config.variants`` (which is removed from each).
 
     A variant is a partial config: its ``method`` replaces the base ``method`` wholesale
-    (methods have different hyperparameters); its other sections update the base's.
+    (methods have different hyperparameters; the ones it leaves out take the method's
+    defaults); its other sections update the base's. Each result holds exactly the keys
+    that apply to its run (:func:`jaxcl.training.conform`): e.g. a variant without
+    pretraining has no optimiser or head keys.
     """
     out = {}
     for name, variant in config.variants.items():
@@ -25,11 +30,15 @@ def variant_configs(config: ml_collections.ConfigDict) -> dict[str, ml_collectio
         with cfg.unlocked():
             del cfg["variants"]
             for key, value in variant.items():
-                if key == "method" or not isinstance(value, ml_collections.ConfigDict):
+                if (
+                    key == "method"
+                    or key not in cfg
+                    or not isinstance(value, ml_collections.ConfigDict)
+                ):
                     cfg[key] = value
                 else:
                     cfg[key].update(value)
-        out[name] = cfg
+        out[name] = conform(cfg)
     return out
 
 
@@ -80,9 +89,7 @@ def run_repeats(config: ml_collections.ConfigDict, workdir: str) -> dict:
             summary[key] = float(values.mean())
             summary[f"{key}_std"] = float(values.std())
     summary["runs"] = runs
-    if jax.process_index() == 0:
-        with open(os.path.join(workdir, "results.json"), "w") as f:
-            json.dump(summary, f, indent=2)
+    write_json(os.path.join(workdir, "results.json"), summary)
     return summary
 
 
@@ -92,10 +99,8 @@ def run_variants(config: ml_collections.ConfigDict, workdir: str) -> dict[str, d
     for name, cfg in variant_configs(config).items():
         results[name] = run_repeats(cfg, os.path.join(workdir, name))
     table = format_table(results)
+    write_json(os.path.join(workdir, "summary.json"), results)
     if jax.process_index() == 0:
-        with open(os.path.join(workdir, "summary.json"), "w") as f:
-            json.dump(results, f, indent=2)
-        with open(os.path.join(workdir, "summary.md"), "w") as f:
-            f.write(table + "\n")
+        epath.Path(workdir, "summary.md").write_text(table + "\n")
         print("\n" + table, flush=True)
     return results

@@ -7,26 +7,29 @@ The argument picks the method (default dacl).
 import ml_collections
 
 from jaxcl import methods
+from jaxcl.configs.common import apply_setup, parse_arg
 from jaxcl.training import base_config
+
+SETUP = {
+    "model.encoder_depth": 2,
+    "model.encoder_width": 32,
+    "model.head_depth": 2,
+    "model.head_width": 32,
+    "model.embed_dim": 16,
+    "optim.lr": 0.5,
+    "optim.warmup_epochs": 1.0,
+    "train.batch_size": 64,
+    "train.epochs": 3,
+    "train.log_every_steps": 5,
+    "train.checkpoint_every_steps": 10,
+    "eval.linear_epochs": 5,
+    "eval.linear_batch_size": 64,
+    "eval.knn_k": 5,
+}
 
 
 def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
-    name = arg or "dacl"
-    c = base_config()
-    c.data.name = "digits"
-    c.model.encoder_depth = 2
-    c.model.encoder_width = 32
-    c.model.head_depth = 2
-    c.model.head_width = 32
-    c.model.embed_dim = 16
-    c.optim.lr = 0.5
-    c.optim.warmup_epochs = 1.0
-    c.train.batch_size = 64
-    c.train.epochs = 3
-    c.train.log_every_steps = 5
-    c.train.checkpoint_every_steps = 10
-    c.eval.linear_epochs = 5
-    c.eval.linear_batch_size = 64
-    c.eval.knn_k = 5
-    c.method = ml_collections.ConfigDict({"name": name, **methods.get(name).defaults})
+    name = parse_arg(arg, options=tuple(sorted(methods.REGISTRY))).option or "dacl"
+    c = base_config("digits", name)
+    apply_setup(c, SETUP)
     return c

@@ -1,7 +1,12 @@
-"""Graph tasks: graph classification (DACL §5.3, InfoGraph) and node classification (GRACE).
+"""The graph-classification task (DACL §5.3, InfoGraph): padded batches of graphs, frozen
+graph embeddings judged by 10-fold cross-validation.
 
-Graph batches are small (a few thousand nodes), so they are replicated on every device
-rather than split: data parallelism over graph batches is not implemented.
+Data parallel: each global batch of graphs is split into one padded sub-batch per device on
+the ``data`` axis, all padded to one budget of the ladder, and stacked
+(:class:`jaxcl.graphs.GraphBatcher` with ``num_shards``); each device holds its own
+sub-batch, the encoders work per sub-batch, and batch-norm statistics and the loss are over
+the global batch. Each host builds only its own devices' sub-batches. On one device the
+batch is a plain padded ``GraphsTuple``.
 """
 
 from __future__ import annotations
@@ -12,8 +17,9 @@ import jax
 import numpy as np
 
 from jaxcl import data as data_lib
-from jaxcl import evaluation, graphs
-from jaxcl.training import _config
+from jaxcl import evaluation, graphs, methods
+from jaxcl.training import _mesh, _task
+from jaxcl.training._errors import ConfigError
 
 # config.data.name -> (file name in the GIN text format, folder name in TU's format).
 GRAPH_FILES = {
@@ -30,7 +36,7 @@ def data_root(cfg) -> str:
     """``config.data.data_dir``, else ``$JAXCL_DATA_DIR``; an error saying how to set it."""
     root = cfg.data_dir or os.environ.get("JAXCL_DATA_DIR", "")
     if not root:
-        raise _config.ConfigError(
+        raise ConfigError(
             f"config.data.data_dir = '': {cfg.name} is read from a folder holding tu_gin/, "
             "tu_raw/ and planetoid/ (e.g. ../shared/data); pass --config.data.data_dir=DIR or "
             "set JAXCL_DATA_DIR"
@@ -38,13 +44,35 @@ def data_root(cfg) -> str:
     return root
 
 
-def make(config, method, mesh):
-    name = config.data.name
-    if name in GRAPH_FILES:
-        return GraphClassificationTask(config, method, mesh)
-    if name in _config.NODE_DATASETS:
-        return NodeClassificationTask(config, method, mesh)
-    raise _config.ConfigError(f"config.data.name = {name!r}: unknown data set")
+def config_defaults(data: str, method, config) -> dict:
+    """The graph-classification task's keys (see ``register_task``)."""
+    del data
+    protocol = config.eval.get("graph_protocol", "linear") if config is not None else "linear"
+    keys = {
+        "data": {
+            # The folder holding tu_gin/ and tu_raw/ ("" = $JAXCL_DATA_DIR).
+            "data_dir": "",
+            "graph_format": "gin",  # gin | tu: which file format to read
+            # auto (one-hot tags, or one-hot degree where the tags do not vary, e.g. IMDB) |
+            # tags | degree | constant (a 1 per node, as PyG code).
+            "node_features": "auto",
+            # Remove the nodes whose one-hot tag is this column (-1: none). GIN-format PTC +
+            # 16 (its explicit hydrogens) = TU's PTC_MR.
+            "drop_node_tag": -1,
+            # Standard deviations above the mean batch size at which the padding ladder has
+            # rungs (jaxcl.graphs.padding_budgets): more rungs, less padding, more compiles.
+            "padding_anchors": (1.0, 3.0),
+        },
+        # Graphs per batch (training, and the batches evaluation embeds).
+        "train": {"batch_size": 128},
+        "eval": {"graph_protocol": protocol, "folds": 10},  # linear (DACL) | svm (InfoGraph)
+    }
+    if method.pretrains:
+        # Evaluated after each of the last `last_epochs` epochs (DACL §5.3).
+        keys["eval"]["last_epochs"] = 5
+    if protocol == "linear":
+        keys["eval"].update(graph_linear_steps=100, graph_linear_lr=1e-2)
+    return keys
 
 
 class GraphClassificationTask:
@@ -57,7 +85,7 @@ class GraphClassificationTask:
     those epochs of the 10-fold mean accuracy.
     """
 
-    batch_partition = "replicated"
+    kind = "graph"
 
     def __init__(self, config, method, mesh):
         self.config = config
@@ -77,47 +105,68 @@ class GraphClassificationTask:
         if config.data.drop_node_tag >= 0:
             self.ds = data_lib.drop_tagged_nodes(self.ds, config.data.drop_node_tag)
         self.name = config.data.name
-        self.num_features = self.ds.num_features
-        self.num_classes = self.ds.num_classes
+        self.spec = methods.DataSpec("graph", self.ds.num_features, self.ds.num_classes)
+        batch_size, self.shards = config.train.batch_size, mesh.size
+        if batch_size % self.shards:
+            raise ConfigError(
+                f"config.train.batch_size = {batch_size}: must be a multiple of the "
+                f"{self.shards} devices on the data axis (one sub-batch of graphs each)"
+            )
+        self.local_shards = _mesh.local_rows(self.shards) if self.shards > 1 else None
         self.train_batcher = graphs.GraphBatcher(
             self.ds,
-            config.train.batch_size,
+            batch_size,
             seed=config.seed,
             shuffle=True,
             anchors=tuple(config.data.padding_anchors),
+            num_shards=self.shards,
         )
         # Evaluation: the same graphs in data-set order, on the same budgets (no recompiles).
         self.eval_batcher = graphs.GraphBatcher(
             self.ds,
-            config.train.batch_size,
+            batch_size,
             shuffle=False,
             budgets=self.train_batcher.budgets,
+            num_shards=self.shards,
         )
         self.steps_per_epoch = len(self.train_batcher) if method.pretrains else 0
+        self.examples_per_step = config.train.batch_size
 
     def describe(self) -> str:
         nodes = np.mean([g.num_nodes for g in self.ds.graphs])
         return (
-            f"{len(self.ds)} graphs ({nodes:.1f} nodes on average), {self.num_features} node "
-            f"features, {self.num_classes} classes, {len(self.train_batcher.budgets)} "
+            f"{len(self.ds)} graphs ({nodes:.1f} nodes on average), {self.spec.num_features} "
+            f"node features, {self.spec.num_classes} classes, {len(self.train_batcher.budgets)} "
             "padding budgets"
         )
 
     def batches(self, epoch: int):
-        return self.train_batcher.epoch(epoch)
+        """This host's sub-batches of each global batch (all of it on one device)."""
+        return self.train_batcher.epoch(epoch, shards=self.local_shards)
+
+    def batch_sharding(self):
+        if self.shards == 1:
+            return _mesh.replicated(self.mesh)
+        return _mesh.batch_sharding(self.mesh)
+
+    def place(self, batch):
+        if self.shards == 1:
+            return _mesh.replicate(batch, self.mesh)
+        return _mesh.place_local(batch, self.mesh, self.shards)
 
     def evaluate_at(self, epoch: int) -> bool:
+        if not self.method.pretrains:
+            return False
         return epoch > self.config.train.epochs - self.config.eval.last_epochs
 
     def embeddings(self, features_fn) -> np.ndarray:
-        from jaxcl.training import _mesh
-
         out = []
+        batcher = self.eval_batcher
         for indices, batch in zip(
-            self.eval_batcher.batch_indices(0), self.eval_batcher.epoch(0), strict=True
+            batcher.batch_indices(0), batcher.epoch(0, shards=self.local_shards), strict=True
         ):
-            emb = features_fn(_mesh.replicate(batch, self.mesh))
-            out.append(np.asarray(jax.device_get(emb))[: len(indices)])
+            emb = features_fn(self.place(batch))
+            out.append(np.asarray(jax.device_get(emb))[batcher.graph_rows(indices)])
         return np.concatenate(out)
 
     def evaluate(self, features_fn, epoch: int) -> dict:
@@ -130,7 +179,7 @@ class GraphClassificationTask:
             r = evaluation.kfold_linear_accuracy(
                 x,
                 y,
-                num_classes=self.num_classes,
+                num_classes=self.spec.num_classes,
                 num_folds=cfg.folds,
                 steps=cfg.graph_linear_steps,
                 learning_rate=cfg.graph_linear_lr,
@@ -149,64 +198,10 @@ class GraphClassificationTask:
         }
 
 
-class NodeClassificationTask:
-    """One full graph per step; node embeddings judged by logistic regression (GRACE)."""
-
-    batch_partition = "replicated"
-
-    def __init__(self, config, method, mesh):
-        from jaxcl.training import _mesh
-
-        self.config = config
-        self.method = method
-        self.mesh = mesh
-        root = data_root(config.data)
-        self.ds = data_lib.load_planetoid(
-            os.path.join(root, "planetoid"),
-            config.data.name,
-            normalize_features=config.data.normalize_features,
-        )
-        self.name = config.data.name
-        self.num_features = self.ds.node_features.shape[1]
-        self.num_classes = self.ds.num_classes
-        # The inputs are the same every step: placed on the devices once. Usually the graph
-        # itself; a method may add host-side precomputations (MVGRL's diffusion).
-        self.graph = _mesh.replicate(method.node_inputs(self.ds, graphs.node_graph(self.ds)), mesh)
-        self.steps_per_epoch = 1 if method.pretrains else 0
-
-    def describe(self) -> str:
-        ds = self.ds
-        return (
-            f"{len(ds.labels)} nodes, {len(ds.senders)} directed edges, {self.num_features} "
-            f"features, {self.num_classes} classes"
-        )
-
-    def batches(self, epoch: int):
-        yield self.graph
-
-    def evaluate_at(self, epoch: int) -> bool:
-        every = self.config.eval.node_every_epochs
-        return bool(every) and epoch % every == 0
-
-    def _masks(self):
-        if self.config.eval.node_split == "public":
-            return self.ds.train_mask, self.ds.val_mask, self.ds.test_mask
-        return data_lib.random_node_split(len(self.ds.labels), seed=self.config.seed)
-
-    def evaluate(self, features_fn, epoch: int) -> dict:
-        x = np.asarray(jax.device_get(features_fn(self.graph)))
-        train, val, test = self._masks()
-        r = evaluation.node_logistic_regression(
-            x,
-            self.ds.labels,
-            train,
-            val,
-            test,
-            num_classes=self.num_classes,
-            seed=self.config.seed,
-        )
-        return {"node_test_acc": float(r["test_acc"]), "node_val_acc": float(r["val_acc"])}
-
-    def final(self, features_fn, logits_fn, history: list[dict]) -> dict:
-        r = self.evaluate(features_fn, self.config.train.epochs)
-        return {"test_top1": r["node_test_acc"], "val_top1": r["node_val_acc"]}
+_task.register_task(
+    "graph",
+    GraphClassificationTask,
+    datasets=tuple(GRAPH_FILES),
+    defaults=config_defaults,
+    default_encoder="gin",
+)

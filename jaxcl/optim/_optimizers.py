@@ -1,12 +1,19 @@
-"""Optimisers and learning-rate schedules for pretraining and linear evaluation."""
+"""Optimisers by name, for pretraining and linear evaluation alike."""
 
 from __future__ import annotations
 
 import jax
 import optax
 
-OPTIMIZERS = ("lars", "adam", "adam_l2", "sgd")
-SCHEDULES = ("cosine", "constant")
+# Each optimiser's hyperparameters besides the learning rate and the weight decay, with their
+# defaults: the keys a run's ``config.optim`` holds for it (and no others).
+OPTIMIZER_HYPERPARAMETERS: dict[str, dict[str, float]] = {
+    "lars": {"momentum": 0.9, "trust_coefficient": 0.001},
+    "sgd": {"momentum": 0.9},
+    "adam": {},
+    "adam_l2": {},
+}
+OPTIMIZERS = tuple(OPTIMIZER_HYPERPARAMETERS)
 
 
 def decay_mask(params):
@@ -16,39 +23,6 @@ def decay_mask(params):
     excluded, as in SimCLR and the LARS paper's practice; kernels keep both.
     """
     return jax.tree.map(lambda p: jax.numpy.ndim(p) > 1, params)
-
-
-def warmup_cosine(*, peak: float, total_steps: int, warmup_steps: int) -> optax.Schedule:
-    """Linear warm-up from 0 to ``peak`` over ``warmup_steps``, then cosine decay to 0.
-
-    No restarts (Loshchilov & Hutter's SGDR with a single cycle), as DACL §5 uses.
-    """
-    total_steps = max(1, int(total_steps))
-    warmup_steps = min(max(0, int(warmup_steps)), total_steps - 1)
-    if warmup_steps == 0:
-        return optax.cosine_decay_schedule(peak, decay_steps=total_steps)
-    return optax.warmup_cosine_decay_schedule(
-        init_value=0.0,
-        peak_value=peak,
-        warmup_steps=warmup_steps,
-        decay_steps=total_steps,
-        end_value=0.0,
-    )
-
-
-def make_schedule(name: str, *, peak: float, total_steps: int, warmup_steps: int) -> optax.Schedule:
-    """``'cosine'`` (:func:`warmup_cosine`) or ``'constant'``: linear warm-up, then ``peak``.
-
-    GRACE and MVGRL train at a constant learning rate (torch Adam, no scheduler).
-    """
-    if name == "cosine":
-        return warmup_cosine(peak=peak, total_steps=total_steps, warmup_steps=warmup_steps)
-    if name == "constant":
-        warmup_steps = max(0, int(warmup_steps))
-        if warmup_steps == 0:
-            return optax.constant_schedule(peak)
-        return optax.linear_schedule(0.0, peak, transition_steps=warmup_steps)
-    raise ValueError(f"make_schedule: `name` must be one of {list(SCHEDULES)}, got {name!r}")
 
 
 def make_optimizer(

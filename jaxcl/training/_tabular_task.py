@@ -1,23 +1,14 @@
-"""Tasks: a data set, how its batches reach the devices, and how a trained encoder is judged.
-
-The loop in ``_loop.py`` is the same for every task; a task supplies
-
-* ``steps_per_epoch`` and ``batches(epoch)``: host-side global batches, the same on every
-  host and after a restart (a function of seed and epoch);
-* ``batch_partition``: ``"rows"`` (split over the ``data`` axis) or ``"replicated"``;
-* ``evaluate_at(epoch)`` / ``evaluate(...)`` / ``summarize(...)``: the evaluation protocol.
-
-``TabularTask`` is DACL's tabular protocol (linear probe at the end, kNN monitor); the
-graph tasks live in ``_graph_tasks.py``.
-"""
+"""The tabular task: feature rows split over the ``data`` axis; DACL's protocol (a linear
+probe on the frozen encoder at the end, a kNN monitor during training)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from jaxcl import data as data_lib
-from jaxcl import evaluation
-from jaxcl.training import _config, _mesh
+from jaxcl import evaluation, methods
+from jaxcl.training import _mesh, _task
+from jaxcl.training._errors import ConfigError
 
 # Rows per forward pass when computing features for evaluation.
 EVAL_BATCH = 4096
@@ -33,14 +24,14 @@ def load_dataset(cfg) -> data_lib.ArrayDataset:
         )
     if cfg.name == "tfds":
         if not cfg.data_dir:
-            raise _config.ConfigError(
+            raise ConfigError(
                 "config.data.data_dir = '': data.name='tfds' needs the folder of a prepared "
                 "array_record data set"
             )
         return data_lib.load_tfds_array_record(
             cfg.data_dir, cfg.tfds_name, permutation_seed=cfg.permutation_seed
         )
-    raise _config.ConfigError(f"config.data.name = {cfg.name!r}: unknown data set")
+    raise ConfigError(f"config.data.name = {cfg.name!r}: unknown data set")
 
 
 def rows_in_batches(fn, x: np.ndarray, mesh) -> np.ndarray:
@@ -61,35 +52,64 @@ def rows_in_batches(fn, x: np.ndarray, mesh) -> np.ndarray:
     return np.concatenate(outs)
 
 
+DATASETS = ("digits", "fashion_mnist", "tfds")
+
+
+def config_defaults(data: str, method, config) -> dict:
+    """The tabular task's keys for ``data`` and ``method`` (see ``register_task``)."""
+    del config
+    keys = {"data": {}, "train": {}, "eval": {}}
+    if data != "digits":
+        # idx folder (fashion_mnist) or prepared tfds folder ("" = default location).
+        keys["data"]["data_dir"] = ""
+        keys["data"]["permutation_seed"] = 0  # the fixed pixel permutation of the proxy
+    if data == "tfds":
+        keys["data"]["tfds_name"] = "fashion_mnist"
+    if method.pretrains:
+        keys["train"]["batch_size"] = 4096
+    if not method.supervised:
+        if method.pretrains:
+            keys["train"]["knn_every_epochs"] = 0  # 0 = only at the end
+        keys["eval"].update(
+            linear_epochs=200,
+            linear_batch_size=256,
+            linear_lr=0.1,
+            linear_optimizer="lars",
+            knn_k=20,
+            knn_max_train=10000,  # kNN monitor on at most this many training examples
+        )
+    return keys
+
+
 class TabularTask:
     """Arrays in, shuffled row batches; linear probe (or classifier accuracy) at the end."""
 
-    batch_partition = "rows"
+    kind = "tabular"
 
     def __init__(self, config, method, mesh):
-        from jaxcl import methods
-
         self.config = config
         self.method = method
         self.mesh = mesh
         self.ds = load_dataset(config.data)
         self.name = self.ds.name
-        self.num_features = self.ds.num_features
-        self.num_classes = self.ds.num_classes
-        self._batch_cls = methods.Batch
-        batch_size = config.train.batch_size
+        self.spec = methods.DataSpec("tabular", self.ds.num_features, self.ds.num_classes)
         n_train = len(self.ds.train_x)
+        if not method.pretrains:
+            self.steps_per_epoch = self.examples_per_step = 0
+            return
+        batch_size = config.train.batch_size
         if batch_size % mesh.size:
-            raise _config.ConfigError(
+            raise ConfigError(
                 f"config.train.batch_size = {batch_size}: must be a multiple of the "
                 f"{mesh.size} devices on the data axis"
             )
         if method.pretrains and batch_size > n_train:
-            raise _config.ConfigError(
+            raise ConfigError(
                 f"config.train.batch_size = {batch_size}: larger than the {n_train} training "
                 f"examples of {self.name}"
             )
-        self.steps_per_epoch = n_train // batch_size if method.pretrains else 0
+        self.steps_per_epoch = n_train // batch_size
+        self.examples_per_step = batch_size
 
     def describe(self) -> str:
         ds = self.ds
@@ -103,11 +123,17 @@ class TabularTask:
         for x, y in data_lib.iterate_batches(
             ds.train_x, ds.train_y, batch_size=cfg.train.batch_size, seed=cfg.seed, epoch=epoch
         ):
-            yield self._batch_cls(x=x, y=y)
+            yield methods.Batch(x=x, y=y)
+
+    def batch_sharding(self):
+        return _mesh.batch_sharding(self.mesh)
+
+    def place(self, batch):
+        return _mesh.shard_batch(batch, self.mesh)
 
     def evaluate_at(self, epoch: int) -> bool:
         """The kNN monitor every ``train.knn_every_epochs`` (the probe runs in ``final``)."""
-        every = self.config.train.knn_every_epochs
+        every = self.config.train.get("knn_every_epochs", 0)
         return bool(every) and epoch % every == 0
 
     def _knn(self, features_fn):
@@ -153,3 +179,8 @@ class TabularTask:
             "linear_train_top1": float(probe["train_top1"]),
             "knn_top1": float(self._knn(features_fn)),
         }
+
+
+_task.register_task(
+    "tabular", TabularTask, datasets=DATASETS, defaults=config_defaults, default_encoder="mlp"
+)

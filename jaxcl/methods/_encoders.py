@@ -1,0 +1,108 @@
+"""Encoders by name (``config.model.encoder``): how each is built and which keys it reads."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from flax import nnx
+
+from jaxcl import models
+
+
+@dataclasses.dataclass(frozen=True)
+class Encoder:
+    """An encoder ``config.model.encoder`` can name.
+
+    Attributes:
+      build: ``build(model_config, spec, rngs) -> (module, output width)``.
+      defaults: the keys under ``config.model`` it reads, with their defaults.
+      data_kinds: the task kinds it encodes.
+    """
+
+    build: Callable[[Any, Any, nnx.Rngs], tuple[nnx.Module, int]]
+    defaults: dict[str, Any]
+    data_kinds: tuple[str, ...]
+
+
+ENCODERS: dict[str, Encoder] = {}
+
+
+def register_encoder(
+    name: str,
+    build: Callable[[Any, Any, nnx.Rngs], tuple[nnx.Module, int]],
+    *,
+    defaults: dict[str, Any],
+    data_kinds: tuple[str, ...],
+) -> None:
+    """Makes ``config.model.encoder = name`` build ``build(model_config, spec, rngs)``."""
+    if name in ENCODERS and ENCODERS[name].build is not build:
+        raise ValueError(f"register_encoder: encoder name {name!r} is taken")
+    ENCODERS[name] = Encoder(build, dict(defaults), tuple(data_kinds))
+
+
+def get(name: str) -> Encoder:
+    if name not in ENCODERS:
+        raise ValueError(
+            f"config.model.encoder = {name!r}: unknown encoder; known encoders: {sorted(ENCODERS)}"
+        )
+    return ENCODERS[name]
+
+
+def build(model_config, spec, rngs: nnx.Rngs):
+    return get(model_config.encoder).build(model_config, spec, rngs)
+
+
+def _mlp(m, spec, rngs):
+    """``encoder_depth`` x (Linear, BN, ReLU) of ``encoder_width`` (tabular data)."""
+    enc = models.mlp_encoder(
+        spec.num_features, depth=m.encoder_depth, width=m.encoder_width, rngs=rngs
+    )
+    return enc, m.encoder_width
+
+
+_GIN_INITS = {"glorot_uniform": nnx.initializers.glorot_uniform, "lecun_normal": None}
+
+
+def _gin(m, spec, rngs):
+    """GIN of ``encoder_depth`` layers of ``encoder_width``; the graph embedding concatenates
+    the sum-pooled layer states (``encoder_depth * encoder_width``); kernels initialised by
+    ``gin_kernel_init``."""
+    if m.gin_kernel_init not in _GIN_INITS:
+        raise ValueError(
+            f"config.model.gin_kernel_init = {m.gin_kernel_init!r}: expected one of "
+            f"{sorted(_GIN_INITS)}"
+        )
+    init = _GIN_INITS[m.gin_kernel_init]
+    enc = models.GINGraphEncoder(
+        spec.num_features,
+        width=m.encoder_width,
+        depth=m.encoder_depth,
+        kernel_init=None if init is None else init(),
+        rngs=rngs,
+    )
+    return enc, enc.out_features
+
+
+def _gcn(m, spec, rngs):
+    """GRACE's GCN: ``encoder_depth`` layers, the last ``encoder_width`` wide and the others
+    twice that (node embeddings)."""
+    enc = models.grace_encoder(
+        spec.num_features, out_dim=m.encoder_width, num_layers=m.encoder_depth, rngs=rngs
+    )
+    return enc, m.encoder_width
+
+
+register_encoder(
+    "mlp", _mlp, defaults={"encoder_depth": 12, "encoder_width": 1024}, data_kinds=("tabular",)
+)
+register_encoder(
+    "gin",
+    _gin,
+    defaults={"encoder_depth": 4, "encoder_width": 512, "gin_kernel_init": "lecun_normal"},
+    data_kinds=("graph",),
+)
+register_encoder(
+    "gcn", _gcn, defaults={"encoder_depth": 2, "encoder_width": 512}, data_kinds=("node",)
+)

@@ -1,0 +1,106 @@
+"""The node-classification task (GRACE, MVGRL): one full graph per step, node embeddings
+judged by a logistic regression."""
+
+from __future__ import annotations
+
+import os
+
+import jax
+import numpy as np
+
+from jaxcl import data as data_lib
+from jaxcl import evaluation, graphs, methods
+from jaxcl.training import _mesh, _task
+from jaxcl.training._graph_task import data_root
+
+DATASETS = ("cora", "citeseer")
+
+
+def config_defaults(data: str, method, config) -> dict:
+    """The node task's keys (see ``register_task``): there is no batch size, every step is
+    the whole graph."""
+    del data, method, config
+    return {
+        "data": {
+            "data_dir": "",  # the folder holding planetoid/ ("" = $JAXCL_DATA_DIR)
+            # Divide each feature row by its sum (GCN's, GRACE's and MVGRL's input).
+            "normalize_features": False,
+        },
+        "eval": {
+            "node_split": "random",  # random (GRACE's 10/10/80) | public (Planetoid)
+            "node_every_epochs": 0,  # 0 = only at the end
+        },
+    }
+
+
+class NodeClassificationTask:
+    """One full graph per step; node embeddings judged by logistic regression (GRACE)."""
+
+    kind = "node"
+
+    def __init__(self, config, method, mesh):
+        self.config = config
+        self.method = method
+        self.mesh = mesh
+        root = data_root(config.data)
+        self.ds = data_lib.load_planetoid(
+            os.path.join(root, "planetoid"),
+            config.data.name,
+            normalize_features=config.data.normalize_features,
+        )
+        self.name = config.data.name
+        self.spec = methods.DataSpec("node", self.ds.node_features.shape[1], self.ds.num_classes)
+        # The inputs are the same every step: placed on the devices once. Usually the graph
+        # itself; a method may add host-side precomputations (MVGRL's diffusion).
+        self.graph = _mesh.replicate(method.node_inputs(self.ds, graphs.node_graph(self.ds)), mesh)
+        self.steps_per_epoch = 1 if method.pretrains else 0
+        self.examples_per_step = 1  # one graph
+
+    def describe(self) -> str:
+        ds = self.ds
+        return (
+            f"{len(ds.labels)} nodes, {len(ds.senders)} directed edges, "
+            f"{self.spec.num_features} features, {self.spec.num_classes} classes"
+        )
+
+    def batches(self, epoch: int):
+        yield self.graph
+
+    def batch_sharding(self):
+        return _mesh.replicated(self.mesh)
+
+    def place(self, batch):
+        return batch  # placed once, in __init__
+
+    def evaluate_at(self, epoch: int) -> bool:
+        every = self.config.eval.node_every_epochs
+        return bool(every) and epoch % every == 0
+
+    def _masks(self):
+        if self.config.eval.node_split == "public":
+            return self.ds.train_mask, self.ds.val_mask, self.ds.test_mask
+        return data_lib.random_node_split(len(self.ds.labels), seed=self.config.seed)
+
+    def evaluate(self, features_fn, epoch: int) -> dict:
+        x = np.asarray(jax.device_get(features_fn(self.graph)))
+        train, val, test = self._masks()
+        r = evaluation.node_logistic_regression(
+            x,
+            self.ds.labels,
+            train,
+            val,
+            test,
+            num_classes=self.spec.num_classes,
+            seed=self.config.seed,
+        )
+        return {"node_test_acc": float(r["test_acc"]), "node_val_acc": float(r["val_acc"])}
+
+    def final(self, features_fn, logits_fn, history: list[dict]) -> dict:
+        r = self.evaluate(features_fn, self.config.train.get("epochs", 0))
+        return {"test_top1": r["node_test_acc"], "val_top1": r["node_val_acc"]}
+
+
+_task.register_task(
+    "node", NodeClassificationTask, datasets=DATASETS, defaults=config_defaults,
+    default_encoder="gcn",
+)  # fmt: skip

@@ -1,0 +1,97 @@
+"""The command line's answer to an ordinary mistake: one line naming the flag, the value and
+what is accepted, exit status 2, before any work (each case in a subprocess)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+TINY = "tests/configs/tiny.py"
+
+
+def _main(*args, cwd=ROOT):
+    env = dict(os.environ, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3")
+    env.pop("XLA_FLAGS", None)
+    return subprocess.run(
+        [sys.executable, "-m", "jaxcl.main", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    "args, wants",
+    [
+        (["--config=nope.py"], ["--config=nope.py: no such file 'nope.py'"]),
+        (
+            [f"--config={TINY}", "--config.train.nope=1"],
+            [
+                "--config.train.nope: this config has no key 'nope' under config.train; keys "
+                "there: ['batch_size', 'checkpoint_every_steps', 'epochs'"
+            ],
+        ),  # fmt: skip
+        (
+            ["--config=experiments/dacl/graph_dacl.py:nosuchdataset"],
+            [
+                "--config=experiments/dacl/graph_dacl.py:nosuchdataset: config argument "
+                "'nosuchdataset': 'nosuchdataset' is not accepted",
+                "data set: ['mutag', ",
+            ],
+        ),  # fmt: skip
+        (
+            ["--config=experiments/dacl/graph_dacl.py:mutag,ptc_mr"],
+            ["two of data set ('mutag', 'ptc_mr')"],
+        ),
+        (
+            [f"--config={TINY}", "--config.train.epochs=1.5"],
+            ["flag --config.train.epochs=1.5: expected an integer"],
+        ),
+        (
+            [f"--config={TINY}", "--config.optim.lr=-1.0"],
+            ["config.optim.lr = -1.0: expected a number > 0"],
+        ),
+        (
+            [f"--config={TINY}:none", "--config.optim.lr=0.1"],
+            ["--config.optim.lr: this config has no key 'optim' under config"],
+        ),
+        (
+            ["--config=experiments/grace/cora.py:quick", "--config.method.p_e1=1.5"],
+            ["config.method.p_e1 = 1.5: expected a number in [0, 1]"],
+        ),
+    ],
+)
+def test_usage_error_is_one_line_and_exit_status_2(args, wants, tmp_path):
+    proc = _main(*args, f"--workdir={tmp_path / 'run'}")
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert len(lines) == 1 and lines[0].startswith("jaxcl.main: error: "), proc.stderr[-3000:]
+    for want in wants:
+        assert want in lines[0], lines[0]
+    assert not (tmp_path / "run").exists()  # nothing started
+
+
+def test_a_workdir_that_is_a_file_stops_a_sweep_before_its_first_run(tmp_path):
+    workdir = tmp_path / "results.txt"
+    workdir.write_text("not a folder")
+    proc = _main("--config=experiments/quickstart.py", f"--workdir={workdir}")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"jaxcl.main: error: --workdir={workdir}: exists and is not a folder; name a folder"
+    ]
+    assert workdir.read_text() == "not a folder"
+
+
+def test_a_config_file_that_fails_to_load_is_named_in_one_line(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("import this_module_does_not_exist\n")
+    proc = _main(f"--config={bad}", f"--workdir={tmp_path / 'run'}")
+    assert proc.returncode == 2
+    (line,) = proc.stderr.strip().splitlines()
+    assert f"{bad} does not load: ModuleNotFoundError" in line
