@@ -1,5 +1,6 @@
-"""What the jaxcl-against-PyTorch benchmark scripts share: worker processes, memory, the
-machine's description, and the same-model check of float32 results against float64.
+"""What the jaxcl-against-PyTorch benchmark scripts share: worker processes and their set-up
+and report, memory, the machine's description, and the same-model check of float32 results
+against float64.
 
 Each benchmark runs jaxcl and PyTorch in separate subprocesses of its own script (``--worker``)
 so that neither library's threads, allocator or imports affect the other's timings.
@@ -10,6 +11,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import pathlib
 import platform
 import resource
 import subprocess
@@ -34,6 +36,83 @@ def add_host_memory_flag(parser) -> None:
         "sides, and jaxcl dispatches on the calling thread; default: the allocator's own "
         "settings on both sides",
     )
+
+
+def add_worker_flags(parser) -> None:
+    """The flags every jaxcl-vs-PyTorch script takes: ``--host-memory``, ``--torch-threads``,
+    and the hidden ``--worker`` / ``--exchange`` of its subprocesses."""
+    import argparse
+
+    add_host_memory_flag(parser)
+    parser.add_argument(
+        "--torch-threads",
+        type=int,
+        default=os.cpu_count(),
+        help="torch.set_num_threads for the PyTorch side (default: all cores)",
+    )
+    parser.add_argument("--worker", choices=["jax", "torch"], help=argparse.SUPPRESS)
+    parser.add_argument("--exchange", type=pathlib.Path, help=argparse.SUPPRESS)
+
+
+def torch_worker_setup(args) -> tuple[bool, int]:
+    """A PyTorch worker's first lines: its thread count, the host-memory setting of jaxcl's
+    side (PyTorch computes on the calling thread, so glibc's settings govern its blocks), and
+    the RSS after imports. Returns ``(host memory reused, rss after imports)``."""
+    import torch
+
+    from jaxcl import _hostmem  # glibc settings only: no JAX in this process
+
+    torch.set_num_threads(args.torch_threads)
+    reused = args.host_memory == "reuse" and _hostmem.keep_freed_memory()
+    return bool(reused), peak_rss_bytes()
+
+
+def flat_state(tree, prefix: str = "") -> dict:
+    """An ``nnx.State`` (or any pytree) as ``{'encoder.linears.0.kernel': array}`` copies."""
+    import jax
+    import numpy as np
+    from flax import nnx
+
+    if isinstance(tree, nnx.State):
+        tree = nnx.to_pure_dict(tree)
+    return {
+        # A copy: a donated state's buffers may be reused, and np.asarray may share them.
+        prefix + jax.tree_util.keystr(path, simple=True, separator="."): np.array(leaf, copy=True)
+        for path, leaf in jax.tree_util.tree_leaves_with_path(tree)
+    }
+
+
+def xla_memory(compiled) -> dict | None:
+    """A compiled step's memory as XLA plans it (donated arguments alias the outputs and are
+    counted once), or None where the backend does not say."""
+    mem = compiled.memory_analysis()
+    if mem is None:
+        return None
+    return {
+        "argument_bytes": mem.argument_size_in_bytes,
+        "output_bytes": mem.output_size_in_bytes,
+        "alias_bytes": mem.alias_size_in_bytes,
+        "temp_bytes": mem.temp_size_in_bytes,
+        "total_bytes": mem.argument_size_in_bytes
+        + mem.output_size_in_bytes
+        - mem.alias_size_in_bytes
+        + mem.temp_size_in_bytes,
+    }
+
+
+def jax_report(*, reused: bool, rss_after_imports: int, **fields) -> dict:
+    """A jaxcl worker's result: the device, the host-memory setting, its measurements and its
+    memory."""
+    import jax
+
+    device = jax.devices()[0]
+    return {
+        "device": f"{device.platform}: {device.device_kind} x {jax.device_count()}",
+        "host_memory_reused": bool(reused),
+        **fields,
+        "rss_after_imports_bytes": rss_after_imports,
+        "peak_rss_bytes": peak_rss_bytes(),
+    }
 
 
 def run_worker(script: str, flags: list[str], label: str) -> dict:

@@ -3,11 +3,12 @@
 jaxcl's side is what the trainer runs: ``jaxcl.methods.get('dacl_graph')`` with the DACL
 Table 4 config (``jaxcl/configs/dacl_graph.py``: GIN 4 x 512, graph embedding 2048, head
 3 x (Linear -> ReLU) of 2048, Mixup-noise on the graph embedding with ``alpha = 0.9``,
-NT-Xent with ``tau = 1``, Adam lr 1e-3, batch 128), the trainer's graph task
-(``training.make_task``: ``load_gin`` with the config's node features, a constant 1 per node
-as InfoGraph's code feeds IMDB, or one-hot degrees with ``--node-features degree``;
-``GraphBatcher`` padding to a few budgets) and ``make_default_train_step`` jitted with
-``donate_argnums=0``, at most two steps in flight as in the trainer's loop. PyTorch
+NT-Xent with ``tau = 1``, Adam lr 1e-3, batch 128), built by the trainer's own pieces
+(``training.Run``): its graph task (``load_gin`` with the config's node features, a
+constant 1 per node as InfoGraph's code feeds IMDB, or one-hot degrees with
+``--node-features degree``; ``GraphBatcher`` padding to a few budgets; one device), its
+initial state and its jitted step (``donate_argnums=0``), at most two steps in flight as
+in the trainer's loop. PyTorch
 Geometric's side is written here: the InfoGraph ``Encoder`` (``GINConv`` over Linear ->
 ReLU -> Linear, ReLU, ``BatchNorm1d``, ``global_add_pool`` of every layer, concatenated),
 the same head, mixup and loss, and ``torch_geometric.loader.DataLoader`` (batch 128,
@@ -84,18 +85,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--epochs", type=int, default=10, help="timed epochs per side")
     parser.add_argument("--warmup", type=int, default=1, help="untimed epochs first")
     parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT)
-    _common.add_host_memory_flag(parser)
-    parser.add_argument(
-        "--torch-threads",
-        type=int,
-        default=os.cpu_count(),
-        help="torch.set_num_threads for the PyTorch side (default: all cores)",
-    )
+    _common.add_worker_flags(parser)
     parser.add_argument(
         "--quick", action="store_true", help="the quick config (GIN 2 x 32), 2 timed epochs"
     )
-    parser.add_argument("--worker", choices=["jax", "torch"], help=argparse.SUPPRESS)
-    parser.add_argument("--exchange", type=pathlib.Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.quick:
         args.epochs, args.warmup = 2, 1
@@ -125,40 +118,31 @@ def jax_worker(args) -> dict:
     from jaxcl.configs import dacl_graph
 
     rss_after_imports = _common.peak_rss_bytes()
-    if "dacl_graph" not in methods.REGISTRY:
-        raise SystemExit("jaxcl.methods has no 'dacl_graph' method (jaxcl/methods/_graph.py)")
-    cls = methods.get("dacl_graph")
     config = dacl_graph.make("dacl_graph", DATASET + (",quick" if args.quick else ""))
     config.data.data_dir = str(args.data_dir)
     if args.node_features:
         config.data.node_features = args.node_features
     if args.padding_anchors:
         config.data.padding_anchors = args.padding_anchors
-    training.validate(config, cls.defaults)
+    config.train.epochs = args.warmup + args.epochs + 1  # the schedule's horizon (constant)
+    config.mesh.data = 1
+    training.validate(config)
     # As the trainer does first for this config (train.reuse_host_memory), before JAX's CPU
     # backend exists.
     reused = args.host_memory == "reuse" and training.reuse_host_memory()
+    cls = methods.get(config.method.name)
     method = cls(config)
-    mesh = training.make_mesh(config.mesh.data)
-    task = training.make_task(config, method, mesh)
+    mesh = training.make_mesh(1)
+    with jax.set_mesh(mesh):
+        # The trainer's own pieces: its graph task (padding ladder, batcher), its initial
+        # state (on the device, as the trainer's jitted init puts it: a state placed later
+        # would compile the step twice) and its jitted step.
+        run = training.Run.build(config, method, mesh)
+        task = run.task
+        state = jax.jit(run.init_state, out_shardings=run.shardings)()
+        train_step = run.train_step()
     batcher, ds = task.train_batcher, task.ds
-
-    model = method.build(task.num_features, task.num_classes, nnx.Rngs(config.seed))
-    graphdef, params, model_state = nnx.split(model, nnx.Param, ...)
-    steps = task.steps_per_epoch * (args.warmup + args.epochs + 1)
-    schedule = training.make_schedule(
-        config.optim.schedule, peak=config.optim.lr, total_steps=steps, warmup_steps=0
-    )
-    tx = training.make_optimizer(
-        config.optim.name,
-        schedule,
-        weight_decay=config.optim.weight_decay,
-        momentum=config.optim.momentum,
-    )
-    state = training.TrainState.create(params, model_state, tx)
-    # On the devices from the start, as the trainer's jitted init puts it: a state placed
-    # later would compile the step twice (once per input placement).
-    state = training.replicate(state, mesh)
+    graphdef, params, model_state = run.graphdef, state.params, state.model_state
     key = jax.random.key(config.seed)
 
     # Same model: embeddings, loss and gradients on the first batch without mixing.
@@ -169,18 +153,14 @@ def jax_worker(args) -> dict:
     check_batch = graphs.batch_graphs([ds.graphs[i] for i in first], batcher.budget_for(first))
 
     def plain_loss(params, model_state, batch):
-        return plain.loss(nnx.merge(graphdef, params, model_state, copy=True), batch, key)[0]
+        model = nnx.merge(graphdef, params, model_state, copy=True)
+        return plain.loss(model, batch, key, {})[0]
 
     @jax.jit
     def embed(params, model_state, batch):
         return nnx.merge(graphdef, params, model_state, copy=True).encoder(batch)
 
-    def flat(tree, prefix=""):
-        return {
-            prefix + jax.tree_util.keystr(path, simple=True, separator="."): np.array(leaf)
-            for path, leaf in jax.tree_util.tree_leaves_with_path(nnx.to_pure_dict(tree))
-        }
-
+    flat = _common.flat_state
     loss, grads = jax.jit(jax.value_and_grad(plain_loss))(params, model_state, check_batch)
     embeddings = np.asarray(embed(params, model_state, check_batch))[: len(first)]
     # The graphs as jaxcl reads them go to PyTorch too: the same node features and edges.
@@ -199,7 +179,7 @@ def jax_worker(args) -> dict:
     )
     setup = {
         "num_graphs": len(ds),
-        "num_features": task.num_features,
+        "num_features": task.spec.num_features,
         "node_features": config.data.node_features,
         "batch_size": config.train.batch_size,
         "steps_per_epoch": task.steps_per_epoch,
@@ -218,16 +198,13 @@ def jax_worker(args) -> dict:
             compiles["seconds"] += seconds
 
     jax.monitoring.register_event_duration_secs_listener(on_event)
-    train_step = jax.jit(
-        training.make_default_train_step(method, graphdef, tx, schedule), donate_argnums=0
-    )
 
     def run(state, batches):
         """The trainer's loop: put each host batch on the device, dispatch, keep at most
         MAX_IN_FLIGHT steps in flight."""
         pending = []
         for batch in batches:
-            state, metrics = train_step(state, training.replicate(batch, mesh), key)
+            state, metrics = train_step(state, task.place(batch), key)
             pending.append(metrics)
             if len(pending) > MAX_IN_FLIGHT:
                 jax.block_until_ready(pending.pop(0))
@@ -262,17 +239,14 @@ def jax_worker(args) -> dict:
         start = time.perf_counter()
         state, metrics = run(state, task.batches(epoch))
         seconds.append(time.perf_counter() - start)
-    device = jax.devices()[0]
-    return {
-        "device": f"{device.platform}: {device.device_kind} x {jax.device_count()}",
-        "host_memory_reused": bool(reused),
-        "warmup": warmup,
-        "compilations_during_timing": compiles["count"],
-        "final_loss": float(metrics["loss"]),
-        "rss_after_imports_bytes": rss_after_imports,
-        "peak_rss_bytes": _common.peak_rss_bytes(),
+    return _common.jax_report(
+        reused=reused,
+        rss_after_imports=rss_after_imports,
+        warmup=warmup,
+        compilations_during_timing=compiles["count"],
+        final_loss=float(metrics["loss"]),
         **summarize(seconds, len(ds)),
-    }
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -289,12 +263,7 @@ def torch_worker(args) -> dict:
     from torch_geometric.loader import DataLoader
     from torch_geometric.nn import GINConv, global_add_pool
 
-    from jaxcl import _hostmem  # glibc settings only: no JAX in this process
-
-    torch.set_num_threads(args.torch_threads)
-    # The allocator settings of jaxcl's side (PyTorch computes on the calling thread).
-    reused = args.host_memory == "reuse" and _hostmem.keep_freed_memory()
-    rss_after_imports = _common.peak_rss_bytes()
+    reused, rss_after_imports = _common.torch_worker_setup(args)
 
     setup = json.loads((args.exchange / "setup.json").read_text())
     hp, m, opt = setup["method"], setup["model"], setup["optim"]

@@ -1,8 +1,8 @@
 """Benchmark: GRACE on Cora, time per epoch and peak memory, jaxcl against PyTorch Geometric.
 
-jaxcl's side is the trainer's step (``make_default_train_step``, jitted with
-``donate_argnums=0``) of ``jaxcl.methods.get('grace')`` on the full Cora graph, from the
-trainer's node task (``training.make_task``: ``load_planetoid`` with row-normalised features,
+jaxcl's side is the trainer's own step (``training.Run.train_step()``: the default step
+jitted with ``donate_argnums=0``) of ``jaxcl.methods.get('grace')`` on the full Cora graph,
+from the trainer's node task (``load_planetoid`` with row-normalised features,
 ``graphs.node_graph``, placed on the device once). On CPU that task holds the graph in
 GRACE's sparse layout (``sparse_layout='auto'``; ``--sparse-layout off`` for the dense one):
 Cora's 1.3%-nonzero features as a ``graphs.SparseMatrix``, so the first GCN layer's product
@@ -99,18 +99,10 @@ def parse_args() -> argparse.Namespace:
         default="auto",
         help="jaxcl's GRACE sparse_layout (default auto: sparse features and propagation on CPU)",
     )
-    _common.add_host_memory_flag(parser)
+    _common.add_worker_flags(parser)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT)
-    parser.add_argument(
-        "--torch-threads",
-        type=int,
-        default=os.cpu_count(),
-        help="torch.set_num_threads for the PyTorch side (default: all cores)",
-    )
     parser.add_argument("--quick", action="store_true", help="3 timed epochs, 1 warm-up")
-    parser.add_argument("--worker", choices=["jax", "torch"], help=argparse.SUPPRESS)
-    parser.add_argument("--exchange", type=pathlib.Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.quick:
         args.epochs, args.warmup = 3, 1
@@ -134,9 +126,6 @@ def jax_worker(args) -> dict:
     from jaxcl.configs import grace_node
 
     rss_after_imports = _common.peak_rss_bytes()
-    if "grace" not in methods.REGISTRY:
-        raise SystemExit("jaxcl.methods has no 'grace' method (jaxcl/methods/_node.py)")
-    cls = methods.get("grace")
 
     def make_config(**overrides):
         c = grace_node.make("cora")  # ESCo Table 4: the project's GRACE Cora row
@@ -145,28 +134,31 @@ def jax_worker(args) -> dict:
             c.method.activation = args.activation
         c.method.sparse_layout = args.sparse_layout
         c.method.update(overrides)
-        training.validate(c, cls.defaults)
+        c.train.epochs = args.warmup + args.epochs  # the schedule's horizon (constant here)
+        c.mesh.data = 1
+        training.validate(c)
         return c
 
     config = make_config()
     # As the trainer does first for this config (train.reuse_host_memory), before JAX's CPU
     # backend exists.
     reused = args.host_memory == "reuse" and training.reuse_host_memory()
+    cls = methods.get(config.method.name)
     method = cls(config)
-    # The trainer's node task: Cora read, the graph built and placed on the device once.
-    task = training.make_task(config, method, training.make_mesh(config.mesh.data))
-    ds, graph = task.ds, next(iter(task.batches(0)))
+    mesh = training.make_mesh(1)
+    with jax.set_mesh(mesh):
+        # The trainer's own pieces: its node task (Cora read, the graph built and placed on
+        # the device once), its initial state and its jitted step.
+        run = training.Run.build(config, method, mesh)
+        task = run.task
+        ds, graph = task.ds, task.place(next(iter(task.batches(0))))
+        state = jax.jit(run.init_state, out_shardings=run.shardings)()
+        train_step = run.train_step()
     sparse = isinstance(graph, methods.GRACEInputs)
-    model = method.build(task.num_features, task.num_classes, nnx.Rngs(args.seed))
-    graphdef, params, model_state = nnx.split(model, nnx.Param, ...)
+    graphdef, params, model_state = run.graphdef, state.params, state.model_state
     o = config.optim
     if (o.name, o.schedule, o.warmup_epochs) != ("adam_l2", "constant", 0.0):
         raise SystemExit(f"the PyG side implements torch's Adam at a constant lr, not {o}")
-    schedule = training.make_schedule(
-        o.schedule, peak=o.lr, total_steps=args.warmup + args.epochs, warmup_steps=0
-    )
-    tx = training.make_optimizer(o.name, schedule, weight_decay=o.weight_decay)
-    state = training.TrainState.create(params, model_state, tx)
     key = jax.random.key(args.seed)
 
     # Same model: on the initial weights, without augmentation, the node embeddings, the loss
@@ -174,18 +166,14 @@ def jax_worker(args) -> dict:
     plain = cls(make_config(p_e1=0.0, p_e2=0.0, p_f1=0.0, p_f2=0.0))
 
     def plain_loss(params, model_state, graph):
-        return plain.loss(nnx.merge(graphdef, params, model_state, copy=True), graph, key)[0]
+        model = nnx.merge(graphdef, params, model_state, copy=True)
+        return plain.loss(model, graph, key, {})[0]
 
     @jax.jit
     def embed(params, model_state, graph):
         return method.features(nnx.merge(graphdef, params, model_state, copy=True), graph)
 
-    def flat(tree, prefix=""):
-        return {
-            prefix + jax.tree_util.keystr(path, simple=True, separator="."): np.array(leaf)
-            for path, leaf in jax.tree_util.tree_leaves_with_path(nnx.to_pure_dict(tree))
-        }
-
+    flat = _common.flat_state
     loss, grads = jax.jit(jax.value_and_grad(plain_loss))(params, model_state, graph)
     # The graph as jaxcl reads it goes to PyTorch too: the same features and edges.
     np.savez(
@@ -210,30 +198,14 @@ def jax_worker(args) -> dict:
         "lr": config.optim.lr,
         "weight_decay": config.optim.weight_decay,
     }
-    if (m.encoder_depth, m.head_depth, m.embed_dim, hp.loss) != (2, 2, m.encoder_width, "nt_xent"):
+    if (m.encoder_depth, m.head_depth, m.embed_dim, hp.name) != (2, 2, m.encoder_width, "grace"):
         raise SystemExit(f"the PyG side implements GRACE's 2-layer GCN and head, not {m}, {hp}")
     (args.exchange / "setup.json").write_text(json.dumps(setup))
 
-    train_step = jax.jit(
-        training.make_default_train_step(method, graphdef, tx, schedule), donate_argnums=0
-    )
     start = time.perf_counter()
     compiled = train_step.lower(state, graph, key).compile()
     compile_s = time.perf_counter() - start
-    mem = compiled.memory_analysis()
-    xla = None
-    if mem is not None:
-        xla = {
-            "argument_bytes": mem.argument_size_in_bytes,
-            "output_bytes": mem.output_size_in_bytes,
-            "alias_bytes": mem.alias_size_in_bytes,
-            "temp_bytes": mem.temp_size_in_bytes,
-            # Donated arguments alias the outputs: counted once.
-            "total_bytes": mem.argument_size_in_bytes
-            + mem.output_size_in_bytes
-            - mem.alias_size_in_bytes
-            + mem.temp_size_in_bytes,
-        }
+    xla = _common.xla_memory(compiled)
     seconds, losses = [], []
     for epoch in range(args.warmup + args.epochs):
         start = time.perf_counter()
@@ -243,19 +215,16 @@ def jax_worker(args) -> dict:
         if epoch >= args.warmup:
             seconds.append(time.perf_counter() - start)
         losses.append(loss)
-    device = jax.devices()[0]
-    return {
-        "device": f"{device.platform}: {device.device_kind} x {jax.device_count()}",
-        "graph": {"nodes": ds.num_nodes, "edges": ds.num_edges, "features": ds.num_features},
-        "layout": "sparse" if sparse else "dense",
-        "host_memory_reused": bool(reused),
-        "compile_s": compile_s,
-        "xla": xla,
-        "losses": losses,
-        "rss_after_imports_bytes": rss_after_imports,
-        "peak_rss_bytes": _common.peak_rss_bytes(),
+    return _common.jax_report(
+        reused=reused,
+        rss_after_imports=rss_after_imports,
+        graph={"nodes": ds.num_nodes, "edges": ds.num_edges, "features": ds.num_features},
+        layout="sparse" if sparse else "dense",
+        compile_s=compile_s,
+        xla=xla,
+        losses=losses,
         **summarize(seconds),
-    }
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -271,12 +240,7 @@ def torch_worker(args) -> dict:
     from torch_geometric.nn import GCNConv
     from torch_geometric.utils import dropout_edge
 
-    from jaxcl import _hostmem  # glibc settings only: no JAX in this process
-
-    torch.set_num_threads(args.torch_threads)
-    # The allocator settings of jaxcl's side (PyTorch computes on the calling thread).
-    reused = args.host_memory == "reuse" and _hostmem.keep_freed_memory()
-    rss_after_imports = _common.peak_rss_bytes()
+    reused, rss_after_imports = _common.torch_worker_setup(args)
 
     # Cora as jaxcl's reader gives it (row-normalised features, 10,556 directed edges), passed
     # as NumPy arrays: this process imports neither jax nor jaxcl's JAX code.

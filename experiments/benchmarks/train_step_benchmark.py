@@ -1,14 +1,15 @@
 """Benchmark: one DACL training step of the 12-layer MLP, jaxcl against the same step in PyTorch.
 
 jaxcl's side is the trainer's own step: ``jaxcl.methods.DACL`` built from
-``jaxcl.training.base_config()`` (12 x (Linear -> BN -> ReLU) of width W, head 2 x
-(Linear -> BN -> ReLU) of W + (Linear -> BN) to 128), ``make_default_train_step`` jitted with
-``donate_argnums=0``, LARS from ``make_optimizer('lars', ...)`` on the warm-up + cosine
-schedule. PyTorch's side is written here: the same network (bias-free ``nn.Linear``,
-``BatchNorm1d(momentum=0.1)``), DACL's linear Mixup-noise (two views, every row mixed with
-another row of the batch, ``lam ~ U(alpha, 1)``), both views through the model as one batch of
-2N, SimCLR's NT-Xent over the 2N views, and a LARS that is ``optax.lars`` with jaxcl's masks
-(weight decay and trust ratio on kernels only), in float32 with
+``jaxcl.training.base_config('fashion_mnist', 'dacl')`` (12 x (Linear -> BN -> ReLU) of width
+W, head 2 x (Linear -> BN -> ReLU) of W + (Linear -> BN) to 128), the default step
+(``make_default_train_step``) jitted with ``donate_argnums=0``, LARS from the method's
+``optimizer`` (``config.optim``) on the warm-up + cosine schedule. PyTorch's side is written
+here: the same network (bias-free ``nn.Linear``, ``BatchNorm1d(momentum=0.1)``), DACL's linear
+Mixup-noise (two views, every row mixed with another row of the batch, ``lam ~ U(alpha, 1)``),
+both views through the model as one batch of 2N, SimCLR's NT-Xent over the 2N views, and a
+LARS that is ``optax.lars`` with jaxcl's masks (weight decay and trust ratio on kernels
+only), in float32 with
 ``torch.set_num_threads(os.cpu_count())`` (``--torch-threads``). With ``--torch-compile`` (on
 by default, off in ``--quick``) the PyTorch step is also timed under ``torch.compile`` (model
 and loss compiled, optimizer eager); the target is judged against the faster PyTorch variant.
@@ -80,17 +81,9 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT)
-    _common.add_host_memory_flag(parser)
-    parser.add_argument(
-        "--torch-threads",
-        type=int,
-        default=os.cpu_count(),
-        help="torch.set_num_threads for the PyTorch side (default: all cores)",
-    )
+    _common.add_worker_flags(parser)
     parser.add_argument("--quick", action="store_true", help="W=256, batch 1024, 3 steps")
-    parser.add_argument("--worker", choices=["jax", "torch"], help=argparse.SUPPRESS)
     parser.add_argument("--width", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--exchange", type=pathlib.Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.quick:
         args.widths, args.batch, args.steps, args.warmup = [256], 1024, 3, 1
@@ -100,7 +93,7 @@ def parse_args() -> argparse.Namespace:
 
 
 def schedule_at(step: int) -> float:
-    """jaxcl's warm-up + cosine schedule (``training.warmup_cosine``) in plain Python."""
+    """jaxcl's warm-up + cosine schedule (``optim.warmup_cosine``) in plain Python."""
     total, warmup = STEPS_PER_EPOCH * EPOCHS, STEPS_PER_EPOCH * WARMUP_EPOCHS
     if step < warmup:
         return LR * step / warmup
@@ -123,61 +116,51 @@ def summarize(seconds: list[float], batch: int) -> dict:
 
 
 def jax_worker(args) -> dict:
+    import dataclasses
+
     import jax
     import jax.numpy as jnp
-    import ml_collections
     import numpy as np
     import optax
     from flax import nnx
 
-    from jaxcl import methods, mixers, training
+    from jaxcl import methods, mixers, models, optim, training
 
     rss_after_imports = _common.peak_rss_bytes()
-    config = training.base_config()
-    config.data.name = "fashion_mnist"
-    config.method = ml_collections.ConfigDict(
-        {"name": "dacl", **methods.DACL.defaults, "alpha": ALPHA, "temperature": TEMPERATURE}
-    )
+    config = training.base_config("fashion_mnist", "dacl", optimizer="lars")
+    config.method.update(alpha=ALPHA, temperature=TEMPERATURE)
     config.model.encoder_depth, config.model.encoder_width = DEPTH, args.width
     config.model.head_depth, config.model.head_width = HEAD_DEPTH, args.width
     config.model.embed_dim = EMBED_DIM
-    config.optim.name, config.optim.lr = "lars", LR
-    config.optim.weight_decay, config.optim.momentum = WEIGHT_DECAY, MOMENTUM
+    config.optim.lr, config.optim.weight_decay = LR, WEIGHT_DECAY
+    config.optim.momentum, config.optim.trust_coefficient = MOMENTUM, TRUST_COEFFICIENT
     config.train.batch_size = args.batch
-    training.validate(config, methods.DACL.defaults)
+    training.validate(config)
     # What the trainer does first with train.reuse_host_memory on, before JAX's CPU backend
     # exists (off in base_config(); --host-memory default to compare).
     reused = args.host_memory == "reuse" and training.reuse_host_memory()
 
     method = methods.DACL(config)
-    model = method.build(NUM_FEATURES, 10, nnx.Rngs(args.seed))
+    spec = methods.DataSpec("tabular", NUM_FEATURES, 10)
+    model = models.set_compute_dtype(method.build(spec, nnx.Rngs(args.seed)), "float32")
     graphdef, params, model_state = nnx.split(model, nnx.Param, ...)
-    schedule = training.warmup_cosine(
+    schedule = optim.warmup_cosine(
         peak=LR,
         total_steps=STEPS_PER_EPOCH * EPOCHS,
         warmup_steps=STEPS_PER_EPOCH * WARMUP_EPOCHS,
     )
-    tx = training.make_optimizer(
-        "lars",
-        schedule,
-        weight_decay=WEIGHT_DECAY,
-        momentum=MOMENTUM,
-        trust_coefficient=TRUST_COEFFICIENT,
-    )
+    tx = method.optimizer(schedule)  # LARS of config.optim, as the trainer builds it
     # Start at the end of warm-up, so that the compared update has the peak learning rate.
     # optax's schedule counts its own steps: its counter starts there too.
     check_step = STEPS_PER_EPOCH * WARMUP_EPOCHS
-    opt_state = optax.tree_utils.tree_set(tx.init(params), count=jnp.asarray(check_step, jnp.int32))
-    state = training.TrainState(
+    state = training.TrainState.create(params, model_state, tx)
+    state = dataclasses.replace(
+        state,
         step=jnp.asarray(check_step, jnp.int32),
-        params=params,
-        model_state=model_state,
-        opt_state=opt_state,
-        nonfinite_step=jnp.full((), -1, jnp.int32),
+        opt_state=optax.tree_utils.tree_set(state.opt_state, count=jnp.asarray(check_step)),
     )
-    train_step = jax.jit(
-        training.make_default_train_step(method, graphdef, tx, schedule), donate_argnums=0
-    )
+    ctx = training.StepContext(method, graphdef, tx, schedule, config)
+    train_step = jax.jit(training.make_default_train_step(ctx), donate_argnums=0)
     rng = np.random.default_rng(args.seed)
     x = rng.random((args.batch, NUM_FEATURES), dtype=np.float32)  # pixel intensities in [0, 1)
     batch = methods.Batch(x=jnp.asarray(x), y=jnp.zeros((args.batch,), jnp.int32))
@@ -188,27 +171,14 @@ def jax_worker(args) -> dict:
     x1 = mixers.linear_mixup(k1, batch.x, alpha=ALPHA)
     x2 = mixers.linear_mixup(k2, batch.x, alpha=ALPHA)
 
-    def flat(tree):
-        return {
-            # A copy: the step donates the state, and on CPU np.asarray may share its buffer.
-            jax.tree_util.keystr(path, simple=True, separator="."): np.array(leaf, copy=True)
-            for path, leaf in jax.tree_util.tree_leaves_with_path(nnx.to_pure_dict(tree))
-        }
-
+    flat = _common.flat_state
     before = {**flat(state.params), **flat(state.model_state)}
 
     start = time.perf_counter()
     compiled = train_step.lower(state, batch, key).compile()
     compile_s = time.perf_counter() - start
-    mem = compiled.memory_analysis()
-    xla_bytes = None
-    if mem is not None:  # donated arguments alias the outputs: counted once
-        xla_bytes = (
-            mem.argument_size_in_bytes
-            + mem.output_size_in_bytes
-            - mem.alias_size_in_bytes
-            + mem.temp_size_in_bytes
-        )
+    xla = _common.xla_memory(compiled)
+    xla_bytes = None if xla is None else xla["total_bytes"]
 
     state, metrics = compiled(state, batch, key)
     after = flat(state.params)
@@ -225,18 +195,15 @@ def jax_worker(args) -> dict:
         state, metrics = compiled(state, batch, key)
         jax.block_until_ready((state, metrics))
         seconds.append(time.perf_counter() - start)
-    device = jax.devices()[0]
-    return {
-        "device": f"{device.platform}: {device.device_kind} x {jax.device_count()}",
-        "host_memory_reused": bool(reused),
-        "check": check,
-        "compile_s": compile_s,
-        "xla_bytes": xla_bytes,
-        "final_loss": float(metrics["loss"]),
-        "rss_after_imports_bytes": rss_after_imports,
-        "peak_rss_bytes": _common.peak_rss_bytes(),
+    return _common.jax_report(
+        reused=reused,
+        rss_after_imports=rss_after_imports,
+        check=check,
+        compile_s=compile_s,
+        xla_bytes=xla_bytes,
+        final_loss=float(metrics["loss"]),
         **summarize(seconds, args.batch),
-    }
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -249,12 +216,7 @@ def torch_worker(args) -> dict:
     import torch.nn.functional as F
     from torch import nn
 
-    from jaxcl import _hostmem  # glibc settings only: no JAX in this process
-
-    torch.set_num_threads(args.torch_threads)
-    # The allocator settings of jaxcl's side (PyTorch computes on the calling thread).
-    reused = args.host_memory == "reuse" and _hostmem.keep_freed_memory()
-    rss_after_imports = _common.peak_rss_bytes()
+    reused, rss_after_imports = _common.torch_worker_setup(args)
 
     class MLP(nn.Module):
         """``Linear(no bias) -> BatchNorm1d -> ReLU`` per layer; no ReLU after the last

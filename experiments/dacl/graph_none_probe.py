@@ -33,7 +33,7 @@ from flax import nnx
 
 from jaxcl import methods
 from jaxcl.configs import dacl_graph
-from jaxcl.training import _graph_tasks, make_mesh
+from jaxcl.training import make_mesh, make_task
 
 
 def _xavier(model, seed):
@@ -56,24 +56,25 @@ def probe(dataset: str, features: str, fmt: str, init: str, seeds: int = 5) -> d
     config.data.node_features = features
     config.data.graph_format = fmt
     method = methods.get("none")(config)
-    task = _graph_tasks.GraphClassificationTask(config, method, make_mesh(1))
+    config.mesh.data = 1
+    task = make_task(config, method, make_mesh(1))
     scores = []
     for seed in range(seeds):
         config.seed = seed  # the folds and the classifier init, as repeats do
-        model = method.build(task.num_features, task.num_classes, rngs=nnx.Rngs(seed))
+        model = method.build(task.spec, rngs=nnx.Rngs(seed))
         if init == "xavier":
             _xavier(model, seed)
         model.eval()
         graphdef, state = nnx.split(model)
-        features = functools.partial(_embed, graphdef, method, state)
-        scores.append(task.evaluate(features, 0)["cv_top1"])
-    x = task.embeddings(features)
+        embed_fn = functools.partial(_embed, graphdef, method, state)
+        scores.append(task.evaluate(embed_fn, 0)["cv_top1"])
+    x = task.embeddings(embed_fn)
     return {
         "run": f"{dataset}:{features}:{fmt}:{init}",
         "mean": float(np.mean(scores)),
         "std": float(np.std(scores)),
         "per_seed": scores,
-        "num_features": task.num_features,
+        "num_features": task.spec.num_features,
         "embedding_abs_mean": float(np.abs(x).mean()),
     }
 
