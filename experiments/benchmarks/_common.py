@@ -115,6 +115,58 @@ def jax_report(*, reused: bool, rss_after_imports: int, **fields) -> dict:
     }
 
 
+def torch_report(*, reused: bool, rss_after_imports: int, **fields) -> dict:
+    """A PyTorch worker's result: its device and threads, the host-memory setting, its
+    measurements and its memory."""
+    import torch
+
+    return {
+        "device": "cpu",
+        "threads": torch.get_num_threads(),
+        "host_memory_reused": bool(reused),
+        **fields,
+        "rss_after_imports_bytes": rss_after_imports,
+        "peak_rss_bytes": peak_rss_bytes(),
+    }
+
+
+def serve_worker(args, jax_worker, torch_worker) -> bool:
+    """In a worker subprocess (``--worker``), runs its side and prints its result as one JSON
+    line; returns whether this process was a worker."""
+    if not args.worker:
+        return False
+    result = jax_worker(args) if args.worker == "jax" else torch_worker(args)
+    print(json.dumps(result), flush=True)
+    return True
+
+
+def print_environment(env: dict) -> None:
+    """The first line of a benchmark's report: versions, CPU, load, date."""
+    versions = ", ".join(
+        f"{label} {env[name]}"
+        for name, label in (("jax", "jax"), ("torch", "torch"), ("torch_geometric", "PyG"))
+        if name in env
+    )
+    print(
+        f"# {versions}, {env['cpu_model']}, {env['cpu_count']} cpus, load average "
+        f"{env['load_average_at_start']}, {env['date']}"
+    )
+
+
+def run_pair(run_one, args) -> tuple[dict, dict, dict]:
+    """Runs the jaxcl worker, then the PyTorch worker (``run_one(kind, args, exchange)``),
+    passing files through a temporary exchange folder; returns ``(jaxcl result, the setup
+    jaxcl wrote for PyTorch, PyTorch result)``."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        exchange = pathlib.Path(tmp)
+        jax_result = run_one("jax", args, exchange)
+        setup = json.loads((exchange / "setup.json").read_text())
+        torch_result = run_one("torch", args, exchange)
+    return jax_result, setup, torch_result
+
+
 def run_worker(script: str, flags: list[str], label: str) -> dict:
     """Runs ``python script *flags`` and returns the last JSON line it printed.
 

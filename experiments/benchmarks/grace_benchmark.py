@@ -65,7 +65,6 @@ import json
 import os
 import pathlib
 import statistics
-import tempfile
 import time
 
 import _common  # experiments/benchmarks/_common.py: the script's folder is on sys.path
@@ -362,17 +361,14 @@ def torch_worker(args) -> dict:
         losses.append(train())
         if epoch >= args.warmup:
             seconds.append(time.perf_counter() - start)
-    return {
-        "device": "cpu",
-        "threads": torch.get_num_threads(),
-        "host_memory_reused": bool(reused),
-        "torch_geometric": torch_geometric.__version__,
-        "check": check,
-        "losses": losses,
-        "rss_after_imports_bytes": rss_after_imports,
-        "peak_rss_bytes": _common.peak_rss_bytes(),
+    return _common.torch_report(
+        reused=reused,
+        rss_after_imports=rss_after_imports,
+        torch_geometric=torch_geometric.__version__,
+        check=check,
+        losses=losses,
         **summarize(seconds),
-    }
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -441,22 +437,12 @@ def plot(jax_r: dict, torch_r: dict, setup: dict, path: pathlib.Path, env: dict)
 
 def main() -> None:
     args = parse_args()
-    if args.worker:
-        result = jax_worker(args) if args.worker == "jax" else torch_worker(args)
-        print(json.dumps(result), flush=True)
+    if _common.serve_worker(args, jax_worker, torch_worker):
         return
 
     env = _common.environment(("jax", "jaxlib", "flax", "optax", "torch", "torch_geometric"))
-    print(
-        f"# jax {env['jax']}, torch {env['torch']}, PyG {env['torch_geometric']}, "
-        f"{env['cpu_model']}, {env['cpu_count']} cpus, load average "
-        f"{env['load_average_at_start']}, {env['date']}"
-    )
-    with tempfile.TemporaryDirectory() as tmp:
-        exchange = pathlib.Path(tmp)
-        jax_r = run_worker("jax", args, exchange)
-        setup = json.loads((exchange / "setup.json").read_text())
-        torch_r = run_worker("torch", args, exchange)
+    _common.print_environment(env)
+    jax_r, setup, torch_r = _common.run_pair(run_worker, args)
     print(
         f"# GRACE on Cora ({jax_r['graph']['nodes']} nodes, {jax_r['graph']['edges']} directed "
         f"edges, {jax_r['graph']['features']} features), ESCo Table 4 hyperparameters "

@@ -415,13 +415,7 @@ def torch_worker(args) -> dict:
             seconds.append(time.perf_counter() - start)
         return {"final_loss": float(loss), **summarize(seconds, args.batch)}
 
-    result = {
-        "check": check,
-        "device": "cpu",
-        "threads": torch.get_num_threads(),
-        "host_memory_reused": bool(reused),
-        "eager": time_steps(train_step),
-    }
+    result = {"check": check, "eager": time_steps(train_step)}
     if args.torch_compile:
         # Model + loss compiled (forward and, through AOTAutograd, backward); the optimizer
         # stays eager: its learning rate changes every step.
@@ -430,9 +424,7 @@ def torch_worker(args) -> dict:
         compiled_step(x, schedule_at(check_step["step"]))
         result["compile_s"] = time.perf_counter() - start
         result["compiled"] = time_steps(compiled_step)
-    result["rss_after_imports_bytes"] = rss_after_imports
-    result["peak_rss_bytes"] = _common.peak_rss_bytes()
-    return result
+    return _common.torch_report(reused=reused, rss_after_imports=rss_after_imports, **result)
 
 
 # --------------------------------------------------------------------------------------------
@@ -504,10 +496,7 @@ def main() -> None:
         return
 
     env = _common.environment(("jax", "jaxlib", "flax", "optax", "torch"))
-    print(
-        f"# jax {env['jax']}, torch {env['torch']}, {env['cpu_model']}, {env['cpu_count']} cpus, "
-        f"load average {env['load_average_at_start']}, {env['date']}"
-    )
+    _common.print_environment(env)
     print(
         f"# DACL step: MLP {DEPTH} x W + head {HEAD_DEPTH} layers -> {EMBED_DIM}, batch "
         f"{args.batch} (2 x {args.batch} rows through the model), LARS, float32; median of "
