@@ -187,10 +187,12 @@ def test_two_processes_of_four_devices_match_one_process_of_eight(tmp_path, kind
     assert multi["devices"] == one["devices"] == 8
     np.testing.assert_allclose(multi["final_loss"], one["final_loss"], rtol=1e-4)
     assert abs(multi["test_top1"] - one["test_top1"]) <= 0.011
-    outs = _run_two_processes(tmp_path / "multi", config, *flags)
-    assert all("restored checkpoint of step" in out for out in outs)
-    again = _results(tmp_path / "multi")
-    assert again["final_loss"] == multi["final_loss"] and again["test_top1"] == multi["test_top1"]
+    if kind == "graph":  # (once is enough: the same checkpointing code for both)
+        outs = _run_two_processes(tmp_path / "multi", config, *flags)
+        assert all("restored checkpoint of step" in out for out in outs)
+        again = _results(tmp_path / "multi")
+        assert again["final_loss"] == multi["final_loss"]
+        assert again["test_top1"] == multi["test_top1"]
 
 
 def test_graph_batches_split_over_eight_devices_give_the_one_device_run(tmp_path, monkeypatch):
