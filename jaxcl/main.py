@@ -6,9 +6,9 @@ embedded quickstart runs (scikit-learn's digits, four methods, a table of linear
 accuracies, a few minutes on a laptop CPU).
 
 A usage error (a config file that does not exist or does not load, an argument the config
-does not accept, an unknown key, a value of the wrong type or range, a ``--workdir`` that
-is a file) prints one line naming the flag, the value and what is accepted, and exits with
-status 2, before any work starts.
+does not accept, an unknown key, a value of the wrong type or range, a positional argument,
+a ``--workdir`` that is a file, lies below a file or cannot be made) prints one line naming
+the flag, the value and what is accepted, and exits with status 2, before any work starts.
 """
 
 from __future__ import annotations
@@ -25,9 +25,10 @@ from ml_collections import config_flags
 
 _DEFAULT = os.path.join(os.path.dirname(__file__), "configs", "quickstart.py")
 
-_CONFIG = config_flags.DEFINE_config_file(
-    "config", _DEFAULT, "Path to an ml_collections config file ([:arg]).", lock_config=True
-)
+# Defined by run(), after the command line's config and overrides have been checked:
+# ml_collections applies overrides to the default config as soon as the flag is defined, and
+# an unknown key would fail there with a bare traceback.
+_CONFIG: flags.FlagHolder | None = None
 _WORKDIR = flags.DEFINE_string(
     "workdir",
     None,
@@ -71,6 +72,11 @@ def _load_config(spec: str) -> ml_collections.ConfigDict:
             f"--config={spec}: no such file {path!r} (relative to {os.getcwd()}); configs are "
             "in experiments/<paper>/, e.g. --config=experiments/dacl/tabular_fmnist_dacl.py:cpu"
         )
+    if not path.endswith(".py"):
+        raise UsageError(
+            f"--config={spec}: {path!r} is not a Python file; a config is a .py file that "
+            "defines get_config(), e.g. --config=experiments/quickstart.py"
+        )
     from jaxcl.training import ConfigError
 
     module_spec = importlib.util.spec_from_file_location("_jaxcl_cli_config", path)
@@ -111,23 +117,63 @@ def _check_overrides(argv: list[str], config: ml_collections.ConfigDict) -> None
             node = node[part]
 
 
+def _check_config_args(argv: list[str]) -> None:
+    """UsageError for a ``--config`` that does not load or an override of a key it lacks."""
+    spec = _flag_value(argv, "config")
+    if spec is not None or any(a.startswith("--config.") for a in argv):
+        config = _load_config(spec if spec is not None else _DEFAULT)
+        _check_overrides(argv, config)
+
+
+def _check_workdir(workdir: str) -> None:
+    """UsageError for a local ``--workdir`` that cannot be a folder: it, or the nearest of its
+    parents that exists, is a file, or that parent is not writable. (Remote paths such as
+    ``gs://`` are left to the checkpointer.)"""
+    if "://" in workdir:
+        return
+    path = os.path.abspath(workdir)
+    if os.path.exists(path):
+        if not os.path.isdir(path):
+            raise UsageError(f"--workdir={workdir}: exists and is not a folder; name a folder")
+        return
+    parent = os.path.dirname(path)
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise UsageError(
+            f"--workdir={workdir}: {parent} is a file, so no folder can be made below it; "
+            "name a folder"
+        )
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"--workdir={workdir}: cannot create folders in {parent} (no permission)")
+
+
 def _parse_flags(argv: list[str]) -> list[str]:
     """absl's flag parsing, with every failure turned into one line and exit status 2."""
     try:
-        spec = _flag_value(argv, "config")
-        if spec is not None or any(a.startswith("--config.") for a in argv):
-            config = _load_config(spec if spec is not None else _DEFAULT)
-            _check_overrides(argv, config)
-        return flags.FLAGS(argv)
+        rest = flags.FLAGS(argv)
+        if len(rest) > 1:
+            raise UsageError(
+                f"unexpected arguments {rest[1:]}: jaxcl.main takes flags only, e.g. "
+                "--config=experiments/quickstart.py --workdir=DIR"
+            )
+        if _WORKDIR.value:
+            _check_workdir(_WORKDIR.value)
+        return rest
     except UsageError as err:
         _exit_usage(str(err))
     except flags.Error as err:
-        lines = [line for line in str(err).splitlines() if line.strip()]
-        # ml_collections wraps an error of the config file in its traceback: keep its last line.
-        message = lines[-1] if "Error whilst parsing config file" in lines[0] else lines[0]
-        if "invalid literal for int()" in message:
-            message = message.split(": invalid literal")[0] + ": expected an integer"
-        _exit_usage(message)
+        _exit_usage(_one_line(err))
+
+
+def _one_line(err: flags.Error) -> str:
+    """The line of an absl / ml_collections flag error that says what is wrong."""
+    lines = [line for line in str(err).splitlines() if line.strip()]
+    # ml_collections wraps an error of the config file in its traceback: keep its last line.
+    message = lines[-1] if "Error whilst parsing config file" in lines[0] else lines[0]
+    if "invalid literal for int()" in message:
+        message = message.split(": invalid literal")[0] + ": expected an integer"
+    return message
 
 
 def _exit_usage(message: str) -> None:
@@ -136,16 +182,13 @@ def _exit_usage(message: str) -> None:
 
 
 def main(argv):
-    if len(argv) > 1:
-        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    del argv  # _parse_flags refuses positional arguments
     logging.get_absl_handler().addFilter(_QuietLibraries())
     # Imported here so that `--help` answers without loading TensorFlow and JAX.
     from jaxcl import training
 
     workdir = _WORKDIR.value or tempfile.mkdtemp(prefix="jaxcl_")
     config = _CONFIG.value
-    if os.path.exists(workdir) and not os.path.isdir(workdir):
-        _exit_usage(f"--workdir={workdir}: exists and is not a folder; name a folder")
     try:
         # Every run of a sweep is checked before the first one starts.
         runs = training.variant_configs(config) if "variants" in config else {"": config}
@@ -153,6 +196,11 @@ def main(argv):
             training.validate(run_config)
     except training.ConfigError as err:
         _exit_usage(str(err))
+    if "://" not in workdir:
+        try:  # the last usage check; the runs start after it
+            os.makedirs(workdir, exist_ok=True)
+        except OSError as err:
+            _exit_usage(f"--workdir={workdir}: cannot be made: {err.strerror}")
     logging.info("workdir: %s", workdir)
     try:
         if "variants" in config:
@@ -165,6 +213,19 @@ def main(argv):
 
 
 def run():
+    global _CONFIG
+    try:
+        _check_config_args(sys.argv)
+    except UsageError as err:
+        _exit_usage(str(err))
+    if _CONFIG is None:
+        try:
+            _CONFIG = config_flags.DEFINE_config_file(
+                "config", _DEFAULT, "Path to an ml_collections config file ([:arg]).",
+                lock_config=True,
+            )  # fmt: skip
+        except flags.Error as err:  # an override's value, parsed while the flag is defined
+            _exit_usage(_one_line(err))
     app.run(main, flags_parser=_parse_flags)
 
 

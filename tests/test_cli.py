@@ -65,6 +65,15 @@ def _main(*args, cwd=ROOT):
             ["--config=experiments/grace/cora.py:quick", "--config.method.p_e1=1.5"],
             ["config.method.p_e1 = 1.5: expected a number in [0, 1]"],
         ),
+        # No --config: the override is checked against the embedded quickstart (ml_collections
+        # used to fail on it with a traceback while the flag was being defined).
+        (
+            ["--config.train.nope=1"],
+            ["--config.train.nope: this config has no key 'nope' under config.train"],
+        ),
+        (["--config.train.epochs=abc"], ["flag --config.train.epochs=abc: expected an integer"]),
+        (["--config=README.md"], ["'README.md' is not a Python file"]),
+        ([f"--config={TINY}", "extra"], ["unexpected arguments ['extra']: jaxcl.main takes flags"]),
     ],
 )
 def test_usage_error_is_one_line_and_exit_status_2(args, wants, tmp_path):
@@ -95,3 +104,20 @@ def test_a_config_file_that_fails_to_load_is_named_in_one_line(tmp_path):
     assert proc.returncode == 2
     (line,) = proc.stderr.strip().splitlines()
     assert f"{bad} does not load: ModuleNotFoundError" in line
+
+
+def test_a_workdir_below_a_file_or_that_cannot_be_made_is_a_usage_error(tmp_path):
+    afile = tmp_path / "results.txt"
+    afile.write_text("not a folder")
+    proc = _main(f"--config={TINY}", f"--workdir={afile / 'run'}")
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert proc.stderr.strip().splitlines() == [
+        f"jaxcl.main: error: --workdir={afile / 'run'}: {afile} is a file, so no folder can be "
+        "made below it; name a folder"
+    ]
+    # /proc refuses new folders whatever the permissions: found when the folder is made,
+    # after the config is validated and before any run starts.
+    proc = _main(f"--config={TINY}", "--workdir=/proc/jaxcl_no_such_run")
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("jaxcl.main: error: --workdir=/proc/jaxcl_no_such_run: cannot be made")

@@ -129,6 +129,8 @@ def test_non_finite_loss_stops_with_step_and_metric_and_keeps_checkpoints(tmp_pa
         training.train_and_evaluate(config, str(tmp_path))
     message = str(err.value)
     assert f"`loss` became nan at step {bad_step};" in message, message
+    # The message says where NaN usually comes from (the data), not only the learning rate.
+    assert "NaN or inf anywhere in a batch's inputs reaches the loss" in message, message
     inspect_dir = tmp_path / f"nonfinite_step_{bad_step}"
     assert inspect_dir.exists() and str(inspect_dir) in message
     # The checkpoint of step 10 stays; the one of step 20 (after the failure) is never written.
