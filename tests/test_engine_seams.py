@@ -12,6 +12,7 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
 from flax import nnx
 
@@ -146,6 +147,83 @@ def test_second_order_gradient_matches_finite_differences_and_not_first_order(tm
         gap = abs(dot(first, direction) - fd)
         # (Measured: full 0.15371, finite differences 0.15371, first order 0.05262.)
         assert gap > 1e4 * abs(dot(full, direction) - fd) and gap > 0.1 * abs(fd)
+
+    # The step the trainer runs applies that gradient: one step of `run.train_step()` moves
+    # the generator as the generator's optimiser does on the second-order gradient, and not as
+    # it would on the first-order one.
+    with jax.set_mesh(run.mesh):
+        placed = run.task.place(batch)
+        step_key = jax.random.fold_in(key, state.step)
+
+        def generator_after(first_order):
+            grads = jax.grad(
+                lambda p: method.outer_objective(
+                    run.step_context().merge,
+                    p,
+                    state.model_state,
+                    placed,
+                    step_key,
+                    first_order=first_order,
+                )
+            )(state.params)
+            updates, _ = run.tx.update(grads, state.opt_state, state.params)
+            return jax.device_get(optax.apply_updates(state.params, updates)["generator"])
+
+        expected, first_order_update = generator_after(False), generator_after(True)
+        before = jax.device_get(state.params["generator"])
+        stepped, metrics = run.train_step()(jax.tree.map(jnp.copy, state), placed, key)
+    assert "outer_loss" in metrics
+    got = jax.device_get(stepped.params["generator"])
+    moved = max(
+        float(np.abs(np.asarray(a) - np.asarray(b)).max())
+        for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(before), strict=True)
+    )
+    err = max(
+        float(np.abs(np.asarray(a) - np.asarray(b)).max())
+        for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(expected), strict=True)
+    )
+    off = max(
+        float(np.abs(np.asarray(a) - np.asarray(b)).max())
+        for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(first_order_update), strict=True)
+    )
+    assert err < 1e-6 < moved, (err, moved)
+    assert off > 100 * err, (off, err)
+
+
+# --------------------------------------------------------------------------------------------
+# Parameter groups: a frozen group and another learning rate, through the trainer
+
+
+def test_parameter_groups_freeze_one_group_and_scale_another_through_the_trainer(tmp_path):
+    config = _config("groups", **{"train.epochs": 1, "mesh.data": 2, "optim.lr": 1e-2})
+    training.train_and_evaluate(config, str(tmp_path))
+    run, state = training.load_run(config, str(tmp_path))
+    initial = jax.jit(run.init_state, out_shardings=run.shardings)()
+    # The frozen encoder never moved; the head did.
+    _tree_allclose(state.params["encoder"], initial.params["encoder"], rtol=0, atol=0)
+    assert not all(
+        np.array_equal(a, b)
+        for a, b in zip(
+            jax.tree.leaves(state.params["head"]),
+            jax.tree.leaves(initial.params["head"]),
+            strict=True,
+        )
+    )
+    # One step of the trainer's jitted step, from the mid-run checkpoint (the cosine schedule
+    # is 0 at the end): the head moves by -scale * lr(step) * gradient.
+    run, state = training.load_run(config, str(tmp_path), step=10)
+    key = jax.random.key(5)
+    with jax.set_mesh(run.mesh):
+        batch = run.task.place(next(iter(run.task.batches(0))))
+        ctx = run.step_context()
+        grads = ctx.loss_and_grads(state, batch, jax.random.fold_in(key, state.step)).grads
+        lr = float(config.method.head_lr_scale * run.schedule(state.step))
+        expected = jax.tree.map(lambda p, g: p - lr * g, state.params["head"], grads["head"])
+        expected, before = jax.device_get((expected, state.params))
+        stepped, _ = run.train_step()(jax.tree.map(jnp.copy, state), batch, key)
+    _tree_allclose(stepped.params["head"], expected, rtol=1e-5, atol=1e-7)
+    _tree_allclose(stepped.params["encoder"], before["encoder"], rtol=0, atol=0)
+    assert lr > 0 and max(float(np.abs(g).max()) for g in jax.tree.leaves(grads["head"])) > 0
 
 
 # --------------------------------------------------------------------------------------------
@@ -289,6 +367,9 @@ def test_bfloat16_compute_matches_float32_and_keeps_float32_parameters(tmp_path)
             out = model(batch.x)
             assert out.dtype == jnp.dtype(dtype)
             state, metrics = run.train_step()(state, batch, jax.random.key(0))
+        # Parameters stay float32 after the update, and the loss is accumulated in float32.
+        assert {x.dtype for x in jax.tree.leaves(state.params)} == {jnp.dtype("float32")}
+        assert metrics["loss"].dtype == jnp.dtype("float32")
         losses[dtype] = float(metrics["loss"])
         assert np.isfinite(losses[dtype]) and float(metrics["grad_norm"]) > 0
     # The stated tolerance: bfloat16 has an 8-bit mantissa (relative rounding 2^-8 ~ 0.4%)

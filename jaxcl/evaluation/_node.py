@@ -10,7 +10,7 @@ import numpy as np
 import optax
 from jax.typing import ArrayLike
 
-from jaxcl import _checks
+from jaxcl import _checks, optim
 from jaxcl.evaluation import _inputs
 from jaxcl.evaluation import _linear_model as lm
 from jaxcl.losses import l2_normalize
@@ -27,7 +27,7 @@ def _train_and_select(
     params = lm.glorot_init(key, x_tr.shape[1], num_classes)
     # torch.optim.Adam(weight_decay=wd), as PyGCL's LREvaluator uses it: an L2 term added to
     # the gradient of every parameter before Adam's scaling (not AdamW's decoupled decay).
-    tx = optax.chain(optax.add_decayed_weights(weight_decay), optax.adam(learning_rate))
+    tx = optim.make_optimizer("adam_l2", learning_rate, weight_decay=weight_decay)
     all_rows = jnp.ones((x_tr.shape[0],), jnp.float32)
 
     def evaluate(params, best):

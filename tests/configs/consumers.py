@@ -11,6 +11,8 @@
   ``L(theta'(omega), omega)``, where ``theta'`` is one inner optax (SGD) step of the encoder
   on ``L``: second order, through the inner step, in one jitted step of the method's own
   (``make_train_step``).
+* ``test_groups`` (``groups``): parameter groups through the trainer: the encoder frozen,
+  the head on plain SGD at ``head_lr_scale`` times the run's schedule.
 * ``test_queue`` (``queue``): a MoCo-like method with a queue of past embeddings in
   ``extra``, split by rows over the ``data`` axis (each device a ring of its own batch rows'
   embeddings, updated in place with ``jax.shard_map``), enqueued once per step.
@@ -211,6 +213,30 @@ class SecondOrderMethod(methods.Method):
 
 
 # --------------------------------------------------------------------------------------------
+# Parameter groups
+
+
+@methods.register
+class GroupsMethod(methods.Method):
+    name = "test_groups"
+    defaults = {"noise": 0.3, "head_lr_scale": 10.0, "temperature": 0.5}
+    _labels = staticmethod(optim.label_by_path([("^encoder/", "encoder")], default="head"))
+
+    def optimizer(self, schedule):
+        scale = self.hp.head_lr_scale
+        return optim.partition(
+            {"encoder": optim.frozen(), "head": optax.sgd(lambda step: scale * schedule(step))},
+            self._labels,
+        )
+
+    def loss(self, model, batch, key, extra):
+        x1, x2 = _two_noisy_views(key, batch.x, self.hp.noise)
+        z1, z2 = jnp.split(model(jnp.concatenate([x1, x2])), 2)
+        loss = losses.nt_xent(z1, z2, temperature=self.hp.temperature)
+        return loss, {"loss": loss}
+
+
+# --------------------------------------------------------------------------------------------
 # Queue
 
 
@@ -271,7 +297,12 @@ class QueueMethod(methods.Method):
 # --------------------------------------------------------------------------------------------
 # Configs
 
-NAMES = {"ema": "test_ema", "second_order": "test_second_order", "queue": "test_queue"}
+NAMES = {
+    "ema": "test_ema",
+    "second_order": "test_second_order",
+    "groups": "test_groups",
+    "queue": "test_queue",
+}
 
 SETUP = {
     "model.encoder_depth": 2,
