@@ -182,22 +182,27 @@ def run_worker(script: str, flags: list[str], label: str) -> dict:
     return json.loads(lines[-1])
 
 
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo, else what ``platform`` knows."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+        if names:
+            return names[0]
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def environment(packages: tuple[str, ...]) -> dict:
     """Date, package versions, CPU model and count, thread settings and load at the start."""
     from importlib import metadata
 
-    cpu_model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
-        cpu_model = names[0] if names else cpu_model
-    except OSError:
-        pass
     env = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     env.update({name: metadata.version(name) for name in packages})
     env.update(
         {
-            "cpu_model": cpu_model,
+            "cpu_model": cpu_model(),
             "cpu_count": os.cpu_count(),
             "python": platform.python_version(),
             "xla_flags": os.environ.get("XLA_FLAGS", ""),
@@ -252,3 +257,33 @@ def describe_check(c: dict, setting: str, rows: str) -> str:
         f"{c['grads_deviation_jaxcl']:.1e} / {c['grads_deviation_pytorch']:.1e} "
         f"({c['grads_deviation_jaxcl_vs_pytorch']:.1e}), relative l2."
     )
+
+
+def save_record(args, name: str, record: dict, draw, *, settings: tuple[str, ...] = ()) -> None:
+    """Write ``record`` and the script's arguments to ``args.out/STEM.json``, ``draw`` its plot
+    to ``args.out/STEM.png``, and say so.
+
+    ``STEM`` is ``name``, then ``_quick`` under ``--quick``, then ``_<setting>`` for each of
+    ``settings`` (the non-default settings of the run, e.g. ``host_default``), so that a run
+    with other settings does not overwrite the default run's figures. The machine's load
+    average at the end goes into ``record['env']`` where there is one.
+    """
+    stem = name + ("_quick" if getattr(args, "quick", False) else "")
+    stem += "".join(f"_{s}" for s in settings)
+    if "env" in record:
+        record["env"]["load_average_at_end"] = os.getloadavg()
+    arguments = {k: str(v) if isinstance(v, pathlib.Path) else v for k, v in vars(args).items()}
+    record = (
+        {"env": record["env"], "args": arguments, **record}
+        if "env" in record
+        else {"args": arguments, **record}
+    )
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / f"{stem}.json").write_text(json.dumps(record, indent=2))
+    draw(args.out / f"{stem}.png")
+    print(f"\nwrote {args.out / (stem + '.json')} and {args.out / (stem + '.png')}")
+
+
+def host_memory_settings(args) -> tuple[str, ...]:
+    """``('host_<setting>',)`` unless ``--host-memory`` is the default (``reuse``)."""
+    return () if args.host_memory == "reuse" else (f"host_{args.host_memory}",)

@@ -26,7 +26,6 @@ import argparse
 import datetime
 import functools
 import itertools
-import json
 import math
 import os
 import pathlib
@@ -40,6 +39,7 @@ import matplotlib
 import scipy.linalg
 
 matplotlib.use("Agg")
+import _common  # noqa: E402  (experiments/benchmarks/_common.py: the script's folder is on sys.path)
 import matplotlib.pyplot as plt  # noqa: E402
 
 from jaxcl.random_features import _fwht, fwht  # noqa: E402
@@ -85,19 +85,12 @@ def time_ms(fn, *args, repeats: int) -> dict:
 
 
 def machine() -> dict:
-    cpu_model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
-        cpu_model = names[0] if names else cpu_model
-    except OSError:
-        pass
     device = jax.devices()[0]
     return {
         "jax_version": jax.__version__,
         "device": f"{device.platform}: {device.device_kind}",
         "num_devices": jax.device_count(),
-        "cpu_model": cpu_model,
+        "cpu_model": _common.cpu_model(),
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -313,20 +306,15 @@ def main():
     print()
     for t in targets:
         print(f"[{t['status']}] {t['target']}: {t['detail']}")
-    args.out.mkdir(parents=True, exist_ok=True)
-    stem = "fwht_benchmark_quick" if args.quick else "fwht_benchmark"
     record = {
         **info,
-        "args": {k: str(v) if isinstance(v, pathlib.Path) else v for k, v in vars(args).items()},
         "radices": {d: _fwht._radices(d) for d in args.dims},
         "tile_bytes": _fwht._TILE_BYTES,
         "forward": results,
         "backward": backward,
         "targets": targets,
     }
-    (args.out / f"{stem}.json").write_text(json.dumps(record, indent=2))
-    plot(results, args.out / f"{stem}.png", info)
-    print(f"\nwrote {args.out / (stem + '.json')} and {args.out / (stem + '.png')}")
+    _common.save_record(args, "fwht_benchmark", record, lambda path: plot(results, path, info))
 
 
 if __name__ == "__main__":

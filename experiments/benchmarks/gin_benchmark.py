@@ -552,14 +552,8 @@ def main() -> None:
         target["detail"] += f"; {jax_r['compilations_during_timing']} compilations in timed epochs"
     print(f"\n[{target['status']}] {target['target']}: {target['detail']}")
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    stem = "gin_benchmark_quick" if args.quick else "gin_benchmark"
-    if args.host_memory != "reuse":
-        stem += f"_host_{args.host_memory}"
-    env["load_average_at_end"] = os.getloadavg()
     record = {
         "env": env,
-        "args": {k: str(v) if isinstance(v, pathlib.Path) else v for k, v in vars(args).items()},
         "setup": setup,
         "jaxcl": jax_r,
         "pyg": torch_r,
@@ -567,9 +561,13 @@ def main() -> None:
         "check": torch_r["check"],
         "targets": [target],
     }
-    (args.out / f"{stem}.json").write_text(json.dumps(record, indent=2))
-    plot(jax_r, torch_r, setup, args.out / f"{stem}.png", env)
-    print(f"\nwrote {args.out / (stem + '.json')} and {args.out / (stem + '.png')}")
+    _common.save_record(
+        args,
+        "gin_benchmark",
+        record,
+        lambda path: plot(jax_r, torch_r, setup, path, env),
+        settings=_common.host_memory_settings(args),
+    )
 
 
 if __name__ == "__main__":

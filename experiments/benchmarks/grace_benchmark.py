@@ -488,16 +488,8 @@ def main() -> None:
     }
     print(f"\n[{target['status']}] {target['target']}: {target['detail']}")
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    stem = "grace_benchmark_quick" if args.quick else "grace_benchmark"
-    if args.sparse_layout != "auto":
-        stem += f"_layout_{args.sparse_layout}"
-    if args.host_memory != "reuse":
-        stem += f"_host_{args.host_memory}"
-    env["load_average_at_end"] = os.getloadavg()
     record = {
         "env": env,
-        "args": {k: str(v) if isinstance(v, pathlib.Path) else v for k, v in vars(args).items()},
         "hyperparameters": setup,
         "jaxcl": jax_r,
         "pyg": torch_r,
@@ -505,9 +497,14 @@ def main() -> None:
         "check": torch_r["check"],
         "targets": [target],
     }
-    (args.out / f"{stem}.json").write_text(json.dumps(record, indent=2))
-    plot(jax_r, torch_r, setup, args.out / f"{stem}.png", env)
-    print(f"\nwrote {args.out / (stem + '.json')} and {args.out / (stem + '.png')}")
+    layout = () if args.sparse_layout == "auto" else (f"layout_{args.sparse_layout}",)
+    _common.save_record(
+        args,
+        "grace_benchmark",
+        record,
+        lambda path: plot(jax_r, torch_r, setup, path, env),
+        settings=layout + _common.host_memory_settings(args),
+    )
 
 
 if __name__ == "__main__":

@@ -48,7 +48,6 @@ import argparse
 import copy
 import json
 import math
-import os
 import pathlib
 import statistics
 import tempfile
@@ -585,14 +584,8 @@ def main() -> None:
     for t in targets:
         print(f"[{t['status']}] {t['target']}: {t['detail']}")
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    stem = "train_step_benchmark_quick" if args.quick else "train_step_benchmark"
-    if args.host_memory != "reuse":
-        stem += f"_host_{args.host_memory}"
-    env["load_average_at_end"] = os.getloadavg()
     record = {
         "env": env,
-        "args": {k: str(v) if isinstance(v, pathlib.Path) else v for k, v in vars(args).items()},
         "setup": {
             "num_features": NUM_FEATURES,
             "depth": DEPTH,
@@ -610,9 +603,13 @@ def main() -> None:
         "results": results,
         "targets": targets,
     }
-    (args.out / f"{stem}.json").write_text(json.dumps(record, indent=2))
-    plot(results, args.out / f"{stem}.png", env)
-    print(f"\nwrote {args.out / (stem + '.json')} and {args.out / (stem + '.png')}")
+    _common.save_record(
+        args,
+        "train_step_benchmark",
+        record,
+        lambda path: plot(results, path, env),
+        settings=_common.host_memory_settings(args),
+    )
 
 
 if __name__ == "__main__":
