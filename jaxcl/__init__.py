@@ -5,9 +5,9 @@
 first time it is used, so ``import jaxcl`` alone stays cheap and the trainer's dependencies
 load only for training.
 
-Subpackages: :mod:`~jaxcl.losses`, :mod:`~jaxcl.random_features`, :mod:`~jaxcl.mixers`,
-:mod:`~jaxcl.graphs`, :mod:`~jaxcl.data`, :mod:`~jaxcl.models`, :mod:`~jaxcl.optim`,
-:mod:`~jaxcl.evaluation`, :mod:`~jaxcl.methods`, :mod:`~jaxcl.training`,
+Subpackages: :mod:`~jaxcl.augment`, :mod:`~jaxcl.losses`, :mod:`~jaxcl.random_features`,
+:mod:`~jaxcl.mixers`, :mod:`~jaxcl.graphs`, :mod:`~jaxcl.data`, :mod:`~jaxcl.models`,
+:mod:`~jaxcl.optim`, :mod:`~jaxcl.evaluation`, :mod:`~jaxcl.methods`, :mod:`~jaxcl.training`,
 :mod:`~jaxcl.configs`.
 """
 
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 __version__ = "0.1.0.dev0"
 
 _SUBPACKAGES = (
+    "augment",
     "configs",
     "data",
     "evaluation",
@@ -36,6 +37,7 @@ __all__ = ["__version__", *_SUBPACKAGES]
 
 if TYPE_CHECKING:  # for static analysis; at run time they load on first use
     from jaxcl import (  # noqa: F401
+        augment,
         configs,
         data,
         evaluation,

@@ -17,7 +17,7 @@ PACKAGE = REPO / "jaxcl"
 # trainer and the configs at the top (nothing below jaxcl.training imports it).
 LAYERS = [
     {"_checks", "_blocks", "_hostmem"},
-    {"random_features", "mixers", "data", "optim"},
+    {"random_features", "mixers", "augment", "data", "optim"},
     {"losses", "graphs"},
     {"models"},
     {"evaluation"},
