@@ -1,5 +1,6 @@
-"""Flax NNX models: MLP encoders and heads, classifiers, GIN and GCN graph encoders, the heads
-of the graph and node methods, and the mixed-precision policy."""
+"""Flax NNX models: MLP encoders and heads, classifiers, ResNet-18/34/50 image encoders, GIN
+and GCN graph encoders, the heads of the graph and node methods, and the mixed-precision
+policy."""
 
 from jaxcl.models._feedforward import FeedForward, InfoGraphModel
 from jaxcl.models._gcn import GCN, GCNLayer, grace_encoder
@@ -20,8 +21,12 @@ from jaxcl.models._node_heads import (
     torch_linear,
 )
 from jaxcl.models._precision import COMPUTE_DTYPES, set_compute_dtype
+from jaxcl.models._resnet import BasicBlock, Bottleneck, ResNet
 
 __all__ = [
+    "BasicBlock",
+    "Bottleneck",
+    "ResNet",
     "COMPUTE_DTYPES",
     "Bilinear",
     "DenseGCN",
