@@ -218,6 +218,81 @@ def test_imix_npair_matches_numpy(per_sample):
     np.testing.assert_allclose(out, _imix_ref(zq, zk, lam, perm, 0.2), rtol=2e-5)
 
 
+def _moco_ref(zq, zk, queue, filled, lam, perm, t):
+    q, k, neg = _unit(zq), _unit(zk), _unit(queue)[filled]
+    logits = np.concatenate([q @ k.T, q @ neg.T], axis=1) / t
+    logp = logits - logsumexp(logits, axis=1, keepdims=True)
+    idx = np.arange(len(perm))
+    return np.mean(-(lam * logp[idx, idx] + (1 - lam) * logp[idx, perm]))
+
+
+def test_imix_moco_with_a_queue_matches_numpy_and_ignores_unfilled_rows():
+    zq, zk = _views(11, n=6)
+    queue = np.asarray(jax.random.normal(jax.random.key(2), (10, 5)))
+    filled = np.arange(10) < 7
+    poisoned = queue.copy()
+    poisoned[~filled] = np.nan  # rows not yet written may hold anything
+    perm = np.asarray(jax.random.permutation(jax.random.key(1), 6))
+
+    def loss(zq, zk):
+        return losses.imix_npair_loss(
+            zq, zk, lam=0.4, perm=perm, temperature=0.2, negatives=poisoned,
+            negatives_where=jnp.asarray(filled),
+        )  # fmt: skip
+
+    out, grads = jax.jit(jax.value_and_grad(loss, argnums=(0, 1)))(zq, zk)
+    np.testing.assert_allclose(out, _moco_ref(zq, zk, queue, filled, 0.4, perm, 0.2), rtol=2e-5)
+    assert all(np.isfinite(np.asarray(g)).all() for g in grads)
+    check_grads(
+        lambda a, b: losses.imix_npair_loss(
+            a, b, lam=0.4, perm=perm, temperature=0.2, negatives=queue
+        ),
+        (zq, zk), order=1, modes=["rev"], atol=1e-2, rtol=1e-2,
+    )  # fmt: skip
+    # The queue's rows are negatives: more of them, a larger loss than without the queue.
+    without = losses.imix_npair_loss(zq, zk, lam=0.4, perm=perm, temperature=0.2)
+    assert float(out) > float(without)
+
+
+def _byol_ref(p, z, lam, perm):
+    p, z = _unit(p), _unit(z)
+    own = (p * z).sum(1)
+    partner = (p * z[perm]).sum(1)
+    return np.mean(2 - 2 * (lam * own + (1 - lam) * partner))
+
+
+@pytest.mark.parametrize("per_sample", [False, True])
+def test_imix_byol_matches_numpy(per_sample):
+    p, z = _views(12, n=7)
+    perm = np.asarray(jax.random.permutation(jax.random.key(4), 7))
+    lam = np.linspace(0.1, 1.0, 7).astype(np.float32) if per_sample else np.float32(0.6)
+    out = jax.jit(losses.imix_byol_loss)(p, z, lam=jnp.asarray(lam), perm=jnp.asarray(perm))
+    np.testing.assert_allclose(out, _byol_ref(p, z, lam, perm), rtol=2e-5)
+    check_grads(
+        lambda a, b: losses.imix_byol_loss(a, b, lam=lam, perm=perm),
+        (p, z), order=1, modes=["rev"], atol=1e-2, rtol=1e-2,
+    )  # fmt: skip
+    # lam = 1: BYOL's 2 - 2 cos(p, z), 0 for identical rows.
+    assert float(losses.imix_byol_loss(p, p, lam=1, perm=perm)) == pytest.approx(0, abs=1e-6)
+
+
+def test_imix_queue_and_byol_argument_errors():
+    zq, zk = _views(13, n=4)
+    perm = jnp.arange(4)
+    with pytest.raises(ValueError, match="`negatives` must have the embeddings' width 5"):
+        losses.imix_npair_loss(
+            zq, zk, lam=0.5, perm=perm, temperature=0.2, negatives=jnp.ones((3, 4))
+        )
+    with pytest.raises(ValueError, match="`negatives_where` was given without `negatives`"):
+        losses.imix_npair_loss(
+            zq, zk, lam=0.5, perm=perm, temperature=0.2, negatives_where=jnp.ones(3, bool)
+        )
+    with pytest.raises(ValueError, match=r"imix_byol_loss: `perm` must hold .* perm\[0\] = 4"):
+        losses.imix_byol_loss(zq, zk, lam=0.5, perm=jnp.array([4, 1, 2, 3]))
+    with pytest.raises(ValueError, match="imix_byol_loss: `lam` must lie in"):
+        losses.imix_byol_loss(zq, zk, lam=1.5, perm=perm)
+
+
 def test_imix_with_lam_one_is_infonce():
     zq, zk = _views(9)
     perm = jnp.roll(jnp.arange(zq.shape[0]), 1)

@@ -47,28 +47,38 @@ def _cases():
 CASES, PERM_LOCAL = _cases()
 
 
+# MoCo's queue: the same whole queue on every device (not gathered), 5 of 12 rows filled.
+QUEUE = jax.random.normal(jax.random.key(3), (12, D))
+QUEUE_FILLED = jnp.arange(12) < 5
+IMIX = {
+    "imix": functools.partial(losses.imix_npair_loss, lam=0.3, temperature=0.4),
+    "imix_moco": functools.partial(
+        losses.imix_npair_loss,
+        lam=0.3,
+        temperature=0.4,
+        negatives=QUEUE,
+        negatives_where=QUEUE_FILLED,
+    ),
+    "imix_byol": functools.partial(losses.imix_byol_loss, lam=0.3),
+}
+
+
 def _global_reference(name, za, zb):
     """The same loss on one device over the global batch."""
-    if name == "imix":
+    if name in IMIX:
         # Mixing happened per shard: device k's row i was mixed with its row perm[i].
         perm = jnp.concatenate([k * (N // 8) + PERM_LOCAL for k in range(8)])
-        return losses.imix_npair_loss(za, zb, lam=0.3, perm=perm, temperature=0.4)
+        return IMIX[name](za, zb, perm=perm)
     return CASES[name](za, zb)
 
 
 def _sharded(name, axis_name):
-    if name == "imix":
-        return functools.partial(
-            losses.imix_npair_loss,
-            lam=0.3,
-            perm=PERM_LOCAL,
-            temperature=0.4,
-            axis_name=axis_name,
-        )
+    if name in IMIX:
+        return functools.partial(IMIX[name], perm=PERM_LOCAL, axis_name=axis_name)
     return functools.partial(CASES[name], axis_name=axis_name)
 
 
-ALL = [*CASES, "imix"]
+ALL = [*CASES, *IMIX]
 
 
 def _sharded_value_and_grads(loss, num_devices, *rows_arrays):

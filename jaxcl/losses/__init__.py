@@ -16,10 +16,11 @@ from jaxcl.losses._common import l2_normalize
 from jaxcl.losses._esco import esco_loss
 from jaxcl.losses._infonce import infonce, nt_xent
 from jaxcl.losses._local_global import local_global_jsd
-from jaxcl.losses._npair import imix_npair_loss
+from jaxcl.losses._npair import imix_byol_loss, imix_npair_loss
 
 __all__ = [
     "esco_loss",
+    "imix_byol_loss",
     "imix_npair_loss",
     "infonce",
     "l2_normalize",
