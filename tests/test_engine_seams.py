@@ -238,7 +238,7 @@ def test_queue_is_split_over_the_mesh_and_updated_in_place_once_per_step(tmp_pat
     ring = config.method.queue_size // 8
     assert int(state.extra["ptr"]) == (steps * per_device) % ring
     assert int(state.extra["filled"]) == min(steps * per_device, ring)
-    queue = state.extra["queue"]
+    queue = state.extra["keys"]
     assert queue.sharding.spec == jax.sharding.PartitionSpec("data")
     assert {s.data.shape for s in queue.addressable_shards} == {(ring, config.model.embed_dim)}
     # Rows written hold unit-norm embeddings (the keys), the rest of each ring is still 0.
@@ -256,7 +256,7 @@ def test_queue_is_split_over_the_mesh_and_updated_in_place_once_per_step(tmp_pat
         step = run.train_step()
         batch = run.task.place(next(iter(run.task.batches(0))))
         compiled = step.lower(state, batch, jax.random.key(0)).compile()
-        queue = state.extra["queue"]
+        queue = state.extra["keys"]
         shard = f"f32[{65536 // 8},{big.model.embed_dim}]"  # one device's part, 0.5 MiB
         memory = compiled.memory_analysis()  # per device
         assert memory.alias_size_in_bytes >= (65536 // 8) * big.model.embed_dim * 4
@@ -267,9 +267,7 @@ def test_queue_is_split_over_the_mesh_and_updated_in_place_once_per_step(tmp_pat
         assert made and not [line for line in made if " copy(" in line or "gather" in line]
         before = [s.data.unsafe_buffer_pointer() for s in queue.addressable_shards]
         new_state, _ = step(state, batch, jax.random.key(0))
-        after = [
-            s.data.unsafe_buffer_pointer() for s in new_state.extra["queue"].addressable_shards
-        ]
+        after = [s.data.unsafe_buffer_pointer() for s in new_state.extra["keys"].addressable_shards]
     assert before == after
     assert int(new_state.extra["ptr"]) == config.train.batch_size // 8
 

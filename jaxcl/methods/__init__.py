@@ -25,6 +25,7 @@ from jaxcl.methods._grace import GRACE, GRACEESCo, GRACEInputs
 from jaxcl.methods._graph import DACLGraph, InfoGraph
 from jaxcl.methods._imix import IMix, NPair
 from jaxcl.methods._mvgrl import MVGRL, MVGRLInputs
+from jaxcl.methods._queue import enqueue, queue_init, queue_mask, queue_specs
 from jaxcl.methods._tabular import (
     DACL,
     DACLPlus,
@@ -61,7 +62,11 @@ __all__ = [
     "TwoViews",
     "build_encoder",
     "check_choice",
+    "enqueue",
     "get",
+    "queue_init",
+    "queue_mask",
+    "queue_specs",
     "register",
     "register_encoder",
 ]

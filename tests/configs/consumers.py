@@ -13,9 +13,10 @@
   (``make_train_step``).
 * ``test_groups`` (``groups``): parameter groups through the trainer: the encoder frozen,
   the head on plain SGD at ``head_lr_scale`` times the run's schedule.
-* ``test_queue`` (``queue``): a MoCo-like method with a queue of past embeddings in
-  ``extra``, split by rows over the ``data`` axis (each device a ring of its own batch rows'
-  embeddings, updated in place with ``jax.shard_map``), enqueued once per step.
+* ``test_queue`` (``queue``): a MoCo-like method with the public memory queue
+  (:func:`jaxcl.methods.queue_init` / :func:`~jaxcl.methods.enqueue`) in ``extra``, split by
+  rows over the ``data`` axis (each device a ring of its own batch rows' embeddings,
+  updated in place), enqueued once per step.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ import jax.numpy as jnp
 import ml_collections
 import optax
 from flax import nnx
-from jax.sharding import PartitionSpec as P
 
 from jaxcl import losses, methods, mixers, models, optim
 from jaxcl.configs.common import apply_setup, parse_arg
@@ -240,58 +240,35 @@ class GroupsMethod(methods.Method):
 # Queue
 
 
-def _data_axis_size() -> int:
-    """Devices on the 'data' axis of the mesh the trainer traces under (jax.set_mesh)."""
-    mesh = jax.sharding.get_abstract_mesh()
-    return mesh.shape["data"] if "data" in mesh.axis_names else 1
-
-
 @methods.register
 class QueueMethod(methods.Method):
     name = "test_queue"
     defaults = {"queue_size": 512, "noise": 0.3, "temperature": 0.2}
 
     def init_extra(self, model, key):
-        return {
-            "queue": jnp.zeros((self.hp.queue_size, self.config.model.embed_dim), jnp.float32),
-            "ptr": jnp.zeros((), jnp.int32),  # next row of every device's ring
-            "filled": jnp.zeros((), jnp.int32),  # rows of every device's ring written
-        }
+        return methods.queue_init(self.hp.queue_size, self.config.model.embed_dim)
 
     def extra_specs(self, extra):
-        return {"queue": P("data"), "ptr": P(), "filled": P()}
+        return methods.queue_specs()
 
     def loss(self, model, batch, key, extra):
         x1, x2 = _two_noisy_views(key, batch.x, self.hp.noise)
         z1, z2 = jnp.split(model(jnp.concatenate([x1, x2])), 2)
-        q, k = losses.l2_normalize(z1), jax.lax.stop_gradient(losses.l2_normalize(z2))
-        queue = extra["queue"]
-        ring = queue.shape[0] // _data_axis_size()
-        valid = (jnp.arange(queue.shape[0]) % ring) < extra["filled"]
-        logits = (
-            jnp.concatenate([q @ k.T, jnp.where(valid[None, :], q @ queue.T, -jnp.inf)], axis=1)
-            / self.hp.temperature
+        k = jax.lax.stop_gradient(losses.l2_normalize(z2))
+        # MoCo's loss: the batch's keys and the queue's written rows as the candidates.
+        loss = losses.imix_npair_loss(
+            z1,
+            k,
+            lam=1,
+            perm=jnp.arange(k.shape[0]),
+            temperature=self.hp.temperature,
+            negatives=extra["keys"],
+            negatives_where=methods.queue_mask(extra),
         )
-        labels = jnp.arange(q.shape[0])
-        loss = optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
         return loss, {"loss": loss, "queue_filled": extra["filled"].astype(jnp.float32)}, k
 
     def after_update(self, *, params, model_state, extra, outputs, step):
-        queue, ptr = extra["queue"], extra["ptr"]
-        devices = _data_axis_size()
-        ring, rows = queue.shape[0] // devices, outputs.shape[0] // devices
-
-        def enqueue(local_queue, local_keys):
-            return jax.lax.dynamic_update_slice(local_queue, local_keys, (ptr, 0))
-
-        queue = jax.shard_map(enqueue, in_specs=(P("data"), P("data")), out_specs=P("data"))(
-            queue, outputs.astype(queue.dtype)
-        )
-        return {
-            "queue": queue,
-            "ptr": (ptr + rows) % ring,
-            "filled": jnp.minimum(extra["filled"] + rows, ring),
-        }
+        return methods.enqueue(extra, outputs)
 
 
 # --------------------------------------------------------------------------------------------

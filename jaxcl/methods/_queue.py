@@ -1,0 +1,124 @@
+"""A memory queue of past embeddings (MoCo's keys, MetAug's bank), kept in the train state.
+
+The queue is a dict pytree ``{'keys': [size, dim], 'ptr': int32, 'filled': int32}`` that a
+method returns from ``init_extra`` (its layout from :func:`queue_specs` in ``extra_specs``)
+and updates in ``after_update`` with :func:`enqueue`, once per step.
+
+Under a mesh with a ``data`` axis of ``n`` devices the queue's rows are split over the
+devices (``PartitionSpec('data')``), and each device keeps a ring of ``size / n`` rows into
+which it writes its own rows of each global batch. No device sends anything: the update is
+an in-place write of each device's slice. As a set, the queue then holds the keys of the
+last ``size / batch`` global batches, the same set as one FIFO over the global batch would
+hold (only the row order differs, which no contrastive loss sees). On one device it is
+that FIFO. ``ptr`` and ``filled`` count rows of one ring; :func:`queue_mask` says which
+rows have been written, so that a loss can leave the others out until the queue is full.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jax.sharding import PartitionSpec as P
+
+from jaxcl import _checks as checks
+
+
+def _devices(axis: str) -> int:
+    """Devices on ``axis`` of the mesh being traced under (``jax.set_mesh``), else 1."""
+    mesh = jax.sharding.get_abstract_mesh()
+    return mesh.shape[axis] if axis in mesh.axis_names else 1
+
+
+def queue_init(size: int, dim: int, *, dtype=jnp.float32) -> dict[str, jax.Array]:
+    """An empty queue of ``size`` rows of width ``dim``.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> from jaxcl.methods import enqueue, queue_init, queue_mask
+      >>> q = enqueue(queue_init(4, 2), jnp.ones((2, 2)))
+      >>> q["keys"].tolist(), queue_mask(q).tolist()
+      ([[1.0, 1.0], [1.0, 1.0], [0.0, 0.0], [0.0, 0.0]], [True, True, False, False])
+    """
+    size = checks.positive_int("queue_init", "size", size)
+    dim = checks.positive_int("queue_init", "dim", dim)
+    return {
+        "keys": jnp.zeros((size, dim), dtype),
+        "ptr": jnp.zeros((), jnp.int32),
+        "filled": jnp.zeros((), jnp.int32),
+    }
+
+
+def queue_specs(axis: str = "data") -> dict[str, P]:
+    """The queue's layout for ``Method.extra_specs``: rows split over ``axis``."""
+    return {"keys": P(axis), "ptr": P(), "filled": P()}
+
+
+def _check_queue(fn: str, queue) -> None:
+    if not (isinstance(queue, dict) and set(queue) == {"keys", "ptr", "filled"}):
+        checks.fail(fn, "`queue` must be the dict queue_init returns ('keys', 'ptr', 'filled')")
+
+
+def enqueue(queue: dict, keys: jax.typing.ArrayLike, *, axis: str = "data") -> dict:
+    """``queue`` with the global batch ``keys`` written over its oldest rows.
+
+    Call inside the jitted step (the trainer traces under ``jax.set_mesh``, which tells
+    how many devices share the queue). ``keys`` is ``[batch, dim]``, rows split over ``axis``
+    like the batch; each device writes its ``batch / n`` rows into its own ring.
+
+    Args:
+      queue: from :func:`queue_init`.
+      keys: ``[batch, dim]`` embeddings (cast to the queue's dtype); usually the momentum
+        encoder's keys, without gradient.
+      axis: the mesh axis the rows are split over.
+
+    Raises:
+      ValueError: when the rows of one device's ring are not a multiple of its rows per
+        batch (the ring would wrap inside a write), or the widths differ.
+    """
+    fn = "enqueue"
+    _check_queue(fn, queue)
+    keys = checks.floating_array(fn, "keys", keys, ndim=2)
+    size, dim = queue["keys"].shape
+    if keys.shape[1] != dim:
+        checks.fail(fn, f"`keys` must have the queue's width {dim}, got shape {keys.shape}")
+    devices = _devices(axis)
+    if size % devices or keys.shape[0] % devices:
+        checks.fail(
+            fn,
+            f"the queue's {size} rows and the batch's {keys.shape[0]} rows must both be "
+            f"multiples of the {devices} devices on `{axis}`",
+        )
+    ring, rows = size // devices, keys.shape[0] // devices
+    if rows > ring or ring % rows:
+        checks.fail(
+            fn,
+            f"each device's ring of {ring} queue rows must be a multiple of its {rows} rows per "
+            f"batch (queue size {size}, batch {keys.shape[0]}, {devices} devices)",
+        )
+    ptr = queue["ptr"]
+
+    def write(local_queue, local_keys, at):
+        return jax.lax.dynamic_update_slice(local_queue, local_keys, (at, 0))
+
+    new = keys.astype(queue["keys"].dtype)
+    if devices == 1:
+        written = write(queue["keys"], new, ptr)
+    else:
+        # ptr is an argument, not closed over: shard_map refuses closed-over arrays of a mesh
+        # with explicit axes.
+        written = jax.shard_map(write, in_specs=(P(axis), P(axis), P()), out_specs=P(axis))(
+            queue["keys"], new, ptr
+        )
+    return {
+        "keys": written,
+        "ptr": (ptr + rows) % ring,
+        "filled": jnp.minimum(queue["filled"] + rows, ring),
+    }
+
+
+def queue_mask(queue: dict, *, axis: str = "data") -> jax.Array:
+    """``[size]`` booleans: the rows written so far (all True once the queue is full)."""
+    _check_queue("queue_mask", queue)
+    size = queue["keys"].shape[0]
+    ring = size // _devices(axis)
+    return (jnp.arange(size) % ring) < queue["filled"]
