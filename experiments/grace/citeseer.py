@@ -13,7 +13,7 @@ accelerator, jax 0.10.2, 2026-11-21:
   blocks, ``train.reuse_host_memory``): 71.37 ± 0.62 (runs 71.84, 70.26, 71.50, 72.02,
   71.24) against the paper's 71.3; 5.2 min for all 5 alone on the machine (59 s of
   training each);
-- rerun after the engine's rework (commit 628638f, 2026-11-24): the same five runs to
+- rerun after the engine's rework (commit 581d1e1, 2026-11-24): the same five runs to
   the last digit, 5.4 min;
 - commit 8264810: 71.18 ± 0.57 (71.69, 70.26, 70.86, 71.84, 71.24); 16.1 min (190 s of
   training each).
