@@ -127,8 +127,9 @@ def _check_config_args(argv: list[str]) -> None:
 
 def _check_workdir(workdir: str) -> None:
     """UsageError for a local ``--workdir`` that cannot be a folder: it, or the nearest of its
-    parents that exists, is a file, or that parent is not writable. (Remote paths such as
-    ``gs://`` are left to the checkpointer.)"""
+    parents that exists, is a file. (What else stops the folder being made, a permission say,
+    is found when ``main`` makes it, before any run; remote paths such as ``gs://`` are left
+    to the checkpointer.)"""
     if "://" in workdir:
         return
     path = os.path.abspath(workdir)
@@ -144,8 +145,6 @@ def _check_workdir(workdir: str) -> None:
             f"--workdir={workdir}: {parent} is a file, so no folder can be made below it; "
             "name a folder"
         )
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"--workdir={workdir}: cannot create folders in {parent} (no permission)")
 
 
 def _parse_flags(argv: list[str]) -> list[str]:

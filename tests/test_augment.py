@@ -347,6 +347,16 @@ def test_to_unit_range():
         (lambda: augment.random_resized_crop(jax.random.key(0), IMAGE, size=0), "`size`"),
         (lambda: augment.crop_box(jax.random.key(0), 8, 8, scale=(0.5, 0.1)), "`scale`"),
         (lambda: augment.gaussian_blur(IMAGE, 1.0, kernel_size=4), "odd"),
+        (
+            lambda: augment.random_gaussian_blur(jax.random.key(0), IMAGE, sigma=(0.0, 1.0)),
+            r"`sigma` must satisfy 0.0 < min <= max",
+        ),
+        (
+            lambda: jax.jit(lambda s: augment.crop_box(jax.random.key(0), 8, 8, scale=(s, 1.0)))(
+                0.5
+            ),
+            "`scale` must be a pair of concrete numbers",
+        ),
         (lambda: augment.gaussian_blur(IMAGE, 0.0, kernel_size=3), "`sigma`"),
         (lambda: augment.random_grayscale(jax.random.key(0), IMAGE, p=1.5), "`p`"),
         (lambda: augment.adjust_saturation(UINT8, 1.0), "floating dtype"),

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxcl import _checks as checks
-from jaxcl.augment._color import image_array
+from jaxcl.augment._color import image_array, interval
 
 
 def default_kernel_size(side: int) -> int:
@@ -77,11 +77,7 @@ def random_gaussian_blur(
     checks.prng_key(fn, "key", key)
     image = image_array(fn, "image", image, ndim=3)
     checks.in_range(fn, "p", p, 0.0, 1.0)
-    if not (isinstance(sigma, tuple | list) and len(sigma) == 2):
-        checks.fail(fn, f"`sigma` must be a (min, max) pair, got {sigma!r}")
-    lo, hi = (float(checks.number(fn, "sigma", s)) for s in sigma)
-    if not 0 < lo <= hi:
-        checks.fail(fn, f"`sigma` must satisfy 0 < min <= max, got {sigma!r}")
+    lo, hi = interval(fn, "sigma", sigma, 0.0, float("inf"), low_open=True)
     kernel_size = default_kernel_size(image.shape[0]) if kernel_size is None else kernel_size
     apply_key, sigma_key = jax.random.split(key)
     s = jax.random.uniform(sigma_key, minval=lo, maxval=hi)

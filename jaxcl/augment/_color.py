@@ -35,6 +35,23 @@ def image_array(fn: str, name: str, image, *, ndim: int | None = None) -> jax.Ar
     return image
 
 
+def interval(
+    fn: str, name: str, value, low: float, high: float, *, low_open: bool = False
+) -> tuple[float, float]:
+    """A concrete ``(min, max)`` pair with ``low <= min <= max <= high`` (``low < min`` when
+    ``low_open``): the range a transformation draws its parameter from."""
+    if not (isinstance(value, tuple | list) and len(value) == 2):
+        checks.fail(fn, f"`{name}` must be a (min, max) pair, got {value!r}")
+    bounds = [checks.number(fn, name, v) for v in value]
+    if any(b is None for b in bounds):
+        checks.fail(fn, f"`{name}` must be a pair of concrete numbers (not traced), got {value!r}")
+    a, b = (float(v) for v in bounds)
+    if not ((low < a if low_open else low <= a) and a <= b <= high):
+        lower = f"{low} {'<' if low_open else '<='} min"
+        checks.fail(fn, f"`{name}` must satisfy {lower} <= max <= {high}, got {value!r}")
+    return a, b
+
+
 def _gray(image: jax.Array) -> jax.Array:
     """``[..., H, W, 1]`` luma of an RGB image (the image itself if it has one channel)."""
     if image.shape[-1] == 1:
@@ -148,9 +165,12 @@ def color_jitter_params(
     """
     fn = "color_jitter_params"
     checks.prng_key(fn, "key", key)
-    for name, value in (("brightness", brightness), ("contrast", contrast)):
+    for name, value in (
+        ("brightness", brightness),
+        ("contrast", contrast),
+        ("saturation", saturation),
+    ):
         checks.nonnegative(fn, name, value)
-    checks.nonnegative(fn, "saturation", saturation)
     checks.in_range(fn, "hue", hue, 0.0, 0.5)
     keys = jax.random.split(key, 5)
 

@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxcl import _checks as checks
-from jaxcl.augment._color import image_array
+from jaxcl.augment._color import image_array, interval
 
 _TRIES = 10
 
@@ -36,15 +36,6 @@ def _size_pair(fn: str, size) -> tuple[int, int]:
     return int(size[0]), int(size[1])
 
 
-def _interval(fn: str, name: str, value, low: float, high: float) -> tuple[float, float]:
-    if not (isinstance(value, tuple | list) and len(value) == 2):
-        checks.fail(fn, f"`{name}` must be a (min, max) pair, got {value!r}")
-    a, b = (float(checks.number(fn, name, v)) for v in value)
-    if not (low <= a <= b <= high):
-        checks.fail(fn, f"`{name}` must satisfy {low} <= min <= max <= {high}, got {value!r}")
-    return a, b
-
-
 def crop_box(
     key: jax.Array, height: int, width: int, *, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3)
 ) -> jax.Array:
@@ -59,8 +50,8 @@ def crop_box(
     fn = "crop_box"
     checks.prng_key(fn, "key", key)
     height, width = _size_pair(fn, (height, width))
-    s0, s1 = _interval(fn, "scale", scale, 0.0, 1.0)
-    r0, r1 = _interval(fn, "ratio", ratio, 1e-6, 1e6)
+    s0, s1 = interval(fn, "scale", scale, 0.0, 1.0)
+    r0, r1 = interval(fn, "ratio", ratio, 1e-6, 1e6)
     area_key, ratio_key, top_key, left_key = jax.random.split(key, 4)
     area = height * width
     target = area * jax.random.uniform(area_key, (_TRIES,), minval=s0, maxval=s1)

@@ -32,7 +32,7 @@ def _views(key, x, dropout, noise):
     return views
 
 
-def _check_views(name, hp):
+def _check_views(hp):
     if not 0.0 <= hp.input_dropout < 1.0:
         raise ValueError(
             f"config.method.input_dropout = {hp.input_dropout!r}: expected a number in [0, 1)"
@@ -57,7 +57,7 @@ class NPair(Method):
 
     def __init__(self, config):
         super().__init__(config)
-        _check_views(self.name, self.hp)
+        _check_views(self.hp)
 
     def loss(self, model, batch: Batch, key, extra):
         a, b = _views(key, batch.x, self.hp.input_dropout, self.hp.view_noise)
@@ -75,7 +75,7 @@ class IMix(Method):
 
     def __init__(self, config):
         super().__init__(config)
-        _check_views(self.name, self.hp)
+        _check_views(self.hp)
 
     def loss(self, model, batch: Batch, key, extra):
         k_views, k_mix = jax.random.split(key)
