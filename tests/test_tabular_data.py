@@ -9,8 +9,6 @@ then ``tfds.folder_dataset.write_metadata`` writes ``dataset_info.json`` and ``f
 """
 
 import gzip
-import io
-import os
 import pathlib
 
 import numpy as np
@@ -25,6 +23,7 @@ from jaxcl.data import (
     load_tfds_array_record,
     num_batches,
     read_idx,
+    write_tfds_images,
 )
 
 FILE_STEMS = {
@@ -371,33 +370,8 @@ def test_digits_rejects_bad_test_fraction(bad):
 
 def write_tfds_array_record(data_dir: pathlib.Path, raw, name="fashion_mnist", version="3.0.1"):
     """A prepared tfds folder (array_record) holding ``raw``, written without TensorFlow."""
-    import PIL.Image
-    import tensorflow_datasets as tfds
-    from array_record.python import array_record_module
-
-    features = tfds.features.FeaturesDict(
-        {
-            "image": tfds.features.Image(shape=(28, 28, 1)),
-            "label": tfds.features.ClassLabel(num_classes=10),
-        }
-    )
-    root = data_dir / name / version
-    root.mkdir(parents=True)
-    split_infos = []
-    for split, (images, labels) in raw.items():
-        path = root / f"{name}-{split}.array_record-00000-of-00001"
-        writer = array_record_module.ArrayRecordWriter(os.fspath(path), "group_size:1")
-        for image, label in zip(images, labels, strict=True):
-            png = io.BytesIO()
-            PIL.Image.fromarray(image).save(png, format="PNG")
-            writer.write(features.serialize_example({"image": png.getvalue(), "label": label}))
-        writer.close()
-        split_infos.append(
-            tfds.core.SplitInfo(name=split, shard_lengths=[len(labels)], num_bytes=0)
-        )
-    tfds.folder_dataset.write_metadata(
-        data_dir=root, features=features, split_infos=split_infos, check_data=False
-    )
+    splits = {split: (images[..., None], labels) for split, (images, labels) in raw.items()}
+    write_tfds_images(data_dir, name, splits, num_classes=10, version=version)
     return data_dir
 
 

@@ -23,6 +23,7 @@ def simclr_view(
     strength=1.0,
     blur_p=0.0,
     crop_scale=(0.08, 1.0),
+    crop=True,
 ) -> jax.Array:
     """One SimCLR view: random resized crop, flip, colour distortion, grayscale, blur.
 
@@ -39,6 +40,8 @@ def simclr_view(
       strength: colour distortion strength ``s``.
       blur_p: probability of the blur.
       crop_scale: range of the crop's area fraction.
+      crop: False for an image the host already cropped to ``size`` (varying-size data
+        sets, :class:`jaxcl.data.HostCrop`): the other steps only.
 
     Example:
       >>> import jax, jax.numpy as jnp
@@ -52,7 +55,7 @@ def simclr_view(
     image = image_array(fn, "image", image, ndim=3)
     checks.nonnegative(fn, "strength", strength)
     crop_key, flip_key, jitter_key, gray_key, blur_key = jax.random.split(key, 5)
-    x = random_resized_crop(crop_key, image, size=size, scale=crop_scale)
+    x = random_resized_crop(crop_key, image, size=size, scale=crop_scale) if crop else image
     x = random_flip(flip_key, x)
     s = strength
     x = color_jitter(
@@ -65,17 +68,24 @@ def simclr_view(
 
 
 def byol_view(
-    key: jax.Array, image: jax.typing.ArrayLike, *, size, blur_p=1.0, solarize_p=0.0
+    key: jax.Array,
+    image: jax.typing.ArrayLike,
+    *,
+    size,
+    blur_p=1.0,
+    solarize_p=0.0,
+    crop=True,
 ) -> jax.Array:
     """One BYOL view (Grill et al., 2020, Table 6): crop (area 0.08-1), flip, colour jitter
     (0.4, 0.4, 0.2, 0.1, p 0.8), grayscale (p 0.2), blur (p ``blur_p``), solarisation (p
     ``solarize_p``). BYOL's first view: ``blur_p=1, solarize_p=0``; its second: ``0.1, 0.2``.
+    ``crop=False``: the image is already a host crop of ``size`` (see :func:`simclr_view`).
     """
     fn = "byol_view"
     checks.prng_key(fn, "key", key)
     image = image_array(fn, "image", image, ndim=3)
     crop_key, flip_key, jitter_key, gray_key, blur_key, solar_key = jax.random.split(key, 6)
-    x = random_resized_crop(crop_key, image, size=size)
+    x = random_resized_crop(crop_key, image, size=size) if crop else image
     x = random_flip(flip_key, x)
     x = color_jitter(jitter_key, x, brightness=0.4, contrast=0.4, saturation=0.2, hue=0.1, p=0.8)
     x = random_grayscale(gray_key, x, p=0.2)

@@ -3,6 +3,10 @@
 Tabular: loaders return an :class:`ArrayDataset` (float32 features, int32 labels).
 Fashion-MNIST comes from its idx files (Debian package ``dataset-fashion-mnist`` or a folder
 of your own), digits from scikit-learn, tfds data sets from a prepared array_record folder.
+
+Images: :func:`open_images` streams a split of a prepared tfds array_record folder with
+random access; :func:`image_batches` reads its batches by ``(seed, epoch, index)`` in grain
+workers (:func:`prepare_fashion_mnist` prepares Fashion-MNIST offline from its idx files).
 :func:`iterate_batches` turns the arrays into shuffled minibatches.
 
 Graphs: TU's own format (:func:`load_tu`), the GIN text format (:func:`load_gin`) and
@@ -18,6 +22,15 @@ from jaxcl.data._graph_edit import drop_tagged_nodes
 from jaxcl.data._graph_io import GraphFormatError
 from jaxcl.data._graph_types import Graph, GraphDataset, NodeDataset
 from jaxcl.data._idx import read_idx
+from jaxcl.data._images import (
+    HostCrop,
+    ImageSource,
+    epoch_order,
+    image_batches,
+    open_images,
+    prepare_fashion_mnist,
+    write_tfds_images,
+)
 from jaxcl.data._planetoid import load_planetoid
 from jaxcl.data._sklearn import load_digits_tabular
 from jaxcl.data._splits import random_node_split, stratified_kfold
@@ -30,8 +43,12 @@ __all__ = [
     "Graph",
     "GraphDataset",
     "GraphFormatError",
+    "HostCrop",
+    "ImageSource",
     "NodeDataset",
     "drop_tagged_nodes",
+    "epoch_order",
+    "image_batches",
     "iterate_batches",
     "load_digits_tabular",
     "load_fashion_mnist",
@@ -40,7 +57,10 @@ __all__ = [
     "load_tfds_array_record",
     "load_tu",
     "num_batches",
+    "open_images",
+    "prepare_fashion_mnist",
     "random_node_split",
     "read_idx",
     "stratified_kfold",
+    "write_tfds_images",
 ]

@@ -85,6 +85,16 @@ def _read_split(directory: pathlib.Path, images_stem: str, labels_stem: str):
     return images, labels
 
 
+def read_fashion_mnist_splits(data_dir=None) -> dict:
+    """``{"train": (images, labels), "test": (...)}``: uint8 ``[n, 28, 28]`` images and uint8
+    labels, read from the idx files (folder chosen as in :func:`load_fashion_mnist`)."""
+    directory, how = resolve_fashion_mnist_dir(data_dir)
+    missing = [stem for _, *stems in FILES for stem in stems if _find(directory, stem) is None]
+    if missing:
+        raise _missing_files_error(directory, how, missing)
+    return {split: _read_split(directory, images, labels) for split, images, labels in FILES}
+
+
 def load_fashion_mnist(
     data_dir: str | os.PathLike | None = None,
     *,
@@ -132,13 +142,8 @@ def load_fashion_mnist(
       Xiao et al., "Fashion-MNIST", arXiv:1708.07747.
     """
     nonnegative_int("load_fashion_mnist", "permutation_seed", permutation_seed)
-    directory, how = resolve_fashion_mnist_dir(data_dir)
-    missing = [stem for _, *stems in FILES for stem in stems if _find(directory, stem) is None]
-    if missing:
-        raise _missing_files_error(directory, how, missing)
-    (train_images, train_labels), (test_images, test_labels) = (
-        _read_split(directory, images_stem, labels_stem) for _, images_stem, labels_stem in FILES
-    )
+    raw = read_fashion_mnist_splits(data_dir)
+    (train_images, train_labels), (test_images, test_labels) = raw["train"], raw["test"]
     return tabular_from_images(
         "fashion_mnist",
         train_images,

@@ -6,7 +6,9 @@ is registered); ``get(name)`` returns the class ``config.method.name`` names. En
 
 Tabular (DACL Table 1, i-Mix): ``dacl``, ``dacl_plus``, ``gaussian``, ``none``,
 ``supervised``, ``npair``, ``imix``. Graphs (DACL Table 4): ``dacl_graph``, ``infograph``.
-Nodes: ``grace``, ``grace_esco`` (GRACE with ESCo's loss), ``mvgrl``.
+Nodes: ``grace``, ``grace_esco`` (GRACE with ESCo's loss), ``mvgrl``. Images (DACL Tables
+2-3, i-Mix): ``simclr``, ``simclr_dacl``, ``npair_image``, ``imix_image``, and the
+domain-agnostic ``dacl``, ``dacl_plus``, ``gaussian``, ``none``, ``supervised`` on whole images.
 """
 
 from jaxcl.methods._base import (
@@ -23,6 +25,7 @@ from jaxcl.methods._base import (
 from jaxcl.methods._encoders import ENCODERS, Encoder, register_encoder
 from jaxcl.methods._grace import GRACE, GRACEESCo, GRACEInputs
 from jaxcl.methods._graph import DACLGraph, InfoGraph
+from jaxcl.methods._images import ImageIMix, ImageNPair, SimCLR, SimCLRDACL
 from jaxcl.methods._imix import IMix, NPair
 from jaxcl.methods._mvgrl import MVGRL, MVGRLInputs
 from jaxcl.methods._queue import enqueue, queue_init, queue_mask, queue_specs
@@ -53,11 +56,15 @@ __all__ = [
     "GRACEInputs",
     "GaussianNoise",
     "IMix",
+    "ImageIMix",
+    "ImageNPair",
     "InfoGraph",
     "MVGRLInputs",
     "Method",
     "NPair",
     "NoPretraining",
+    "SimCLR",
+    "SimCLRDACL",
     "Supervised",
     "TwoViews",
     "build_encoder",

@@ -46,11 +46,13 @@ class DataSpec:
       kind: the task kind (``'tabular'``, ``'graph'``, ``'node'``, ...).
       num_features: width of a feature row (tabular), a node's features (graphs).
       num_classes: number of labels (supervised heads, evaluation).
+      image_shape: ``(H, W, C)`` of the images the model sees (image tasks; else ``()``).
     """
 
     kind: str
     num_features: int
     num_classes: int
+    image_shape: tuple = ()
 
 
 REGISTRY: dict[str, type[Method]] = {}
@@ -148,6 +150,9 @@ class Method:
     pretrains: ClassVar[bool] = True
     # True: evaluated by its own classifier's test accuracy, not by a linear probe.
     supervised: ClassVar[bool] = False
+    # Image data of varying size (ImageNet): random resized crops the host takes per image
+    # (0: one centre crop, for the methods that use no image augmentation).
+    image_views: ClassVar[int] = 0
 
     def __init__(self, config: ml_collections.ConfigDict):
         self.config = config

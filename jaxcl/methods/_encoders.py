@@ -94,6 +94,40 @@ def _gcn(m, spec, rngs):
     return enc, m.encoder_width
 
 
+class ImageEncoder(nnx.Module):
+    """A ResNet on raw images: ``uint8`` (or ``[0, 1]`` float) ``[batch, H, W, C]`` in,
+    features out. uint8 images are scaled to ``[0, 1]`` here, on the device, so batches travel
+    to the devices as bytes. No per-channel mean/std normalisation (as SimCLR's own code: the
+    first batch norm absorbs the scale)."""
+
+    def __init__(self, net: nnx.Module):
+        self.net = net
+
+    def __call__(self, images):
+        import jax.numpy as jnp
+
+        if images.dtype == jnp.uint8:
+            images = images.astype(jnp.float32) / 255.0
+        return self.net(images)
+
+
+def _resnet(m, spec, rngs):
+    """ResNet-``resnet_depth`` (18/34/50) with ``width_multiplier`` (or ``base_width``
+    channels in the first stage when > 0), the ``resnet_stem`` ('cifar': 3x3 conv, no
+    max-pool; 'imagenet': 7x7/2 conv + max-pool), optionally zero-initialised last BN gamma
+    per block."""
+    net = models.ResNet(
+        m.resnet_depth,
+        in_channels=spec.image_shape[-1],
+        width_multiplier=m.width_multiplier,
+        base_width=m.base_width or None,
+        stem=m.resnet_stem,
+        zero_init_residual=m.zero_init_residual,
+        rngs=rngs,
+    )
+    return ImageEncoder(net), net.features
+
+
 register_encoder(
     "mlp", _mlp, defaults={"encoder_depth": 12, "encoder_width": 1024}, data_kinds=("tabular",)
 )
@@ -105,4 +139,16 @@ register_encoder(
 )
 register_encoder(
     "gcn", _gcn, defaults={"encoder_depth": 2, "encoder_width": 512}, data_kinds=("node",)
+)
+register_encoder(
+    "resnet",
+    _resnet,
+    defaults={
+        "resnet_depth": 50,
+        "width_multiplier": 1,
+        "base_width": 0,  # 0: 64 x width_multiplier
+        "resnet_stem": "cifar",
+        "zero_init_residual": False,
+    },
+    data_kinds=("image",),
 )

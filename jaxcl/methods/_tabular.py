@@ -1,4 +1,5 @@
-"""DACL's tabular rows: DACL, DACL+, Gaussian noise, No-Pretraining, full supervised (Table 1)."""
+"""DACL's domain-agnostic rows: DACL, DACL+, Gaussian noise, No-Pretraining, full supervised
+(Table 1 on feature rows; Table 2 on whole images, in input space, without image augmentation)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from flax import nnx
 
 from jaxcl import losses, mixers, models
 from jaxcl.methods._base import Batch, Method, build_encoder, register
+from jaxcl.methods._images import whole_images
 
 
 class TwoViews(Method):
@@ -26,8 +28,11 @@ class TwoViews(Method):
         k1, k2 = jax.random.split(key)
         return self.view(k1, x), self.view(k2, x)
 
+    data_kinds = ("tabular", "image")
+
     def loss(self, model, batch: Batch, key, extra):
-        x1, x2 = self.views(key, batch.x)
+        x = batch.x if batch.x.ndim == 2 else whole_images(batch.x)
+        x1, x2 = self.views(key, x)
         z1, z2 = jnp.split(model(jnp.concatenate([x1, x2], axis=0)), 2, axis=0)
         loss = losses.nt_xent(z1, z2, temperature=self.hp.temperature)
         return loss, {"loss": loss}
@@ -86,7 +91,7 @@ class NoPretraining(Method):
     name = "none"
     pretrains = False
     model_defaults = {}
-    data_kinds = ("tabular", "graph", "node")
+    data_kinds = ("tabular", "graph", "node", "image")
 
     def build(self, spec, rngs):
         return EncoderOnly(build_encoder(self.config.model, spec, rngs)[0])
@@ -102,13 +107,14 @@ class Supervised(Method):
     name = "supervised"
     supervised = True
     model_defaults = {}
+    data_kinds = ("tabular", "image")
 
     def build(self, spec, rngs: nnx.Rngs):
         encoder, width = build_encoder(self.config.model, spec, rngs)
         return models.Classifier(encoder, width, spec.num_classes, rngs=rngs)
 
     def loss(self, model, batch: Batch, key, extra):
-        logits = model(batch.x)
+        logits = model(batch.x if batch.x.ndim <= 4 else batch.x[:, 0])
         loss = optax.softmax_cross_entropy_with_integer_labels(logits, batch.y).mean()
         accuracy = jnp.mean(jnp.argmax(logits, axis=-1) == batch.y)
         return loss, {"loss": loss, "train_accuracy": accuracy}

@@ -10,7 +10,12 @@ needs, and the guarded update it ends with), and the :class:`Task` protocol with
 :func:`register_task` for new kinds of data.
 """
 
-from jaxcl.training import _graph_task, _node_task, _tabular_task  # noqa: F401 (registration)
+from jaxcl.training import (  # noqa: F401 (registration)
+    _graph_task,
+    _image_task,
+    _node_task,
+    _tabular_task,
+)
 from jaxcl.training._config import base_config, conform, validate
 from jaxcl.training._errors import ConfigError
 from jaxcl.training._host import reuse_host_memory

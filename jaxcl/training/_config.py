@@ -180,6 +180,7 @@ def _known_anywhere() -> dict[str, set[str]]:
         add("model", enc.defaults)
     for cls in methods.REGISTRY.values():
         add("model", cls.model_defaults)
+        add("method", cls.defaults)
     for hp in optim.OPTIMIZER_HYPERPARAMETERS.values():
         add("optim", hp)
     for name, task in _task.TASKS.items():

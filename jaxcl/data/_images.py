@@ -1,0 +1,477 @@
+"""Image data streamed from tfds array_record folders: random access, host workers, batches.
+
+The pipeline (``ImageSource`` -> :func:`image_batches`) never loads a split into memory:
+
+1. ``tfds.data_source`` opens a split of a prepared array_record folder with random access.
+2. Batch ``b`` of epoch ``e`` holds the examples
+   ``np.random.default_rng([seed, e]).permutation(n)[b * batch : (b + 1) * batch]``, a pure
+   function of ``(seed, epoch, b)``: a resumed run starts at its batch and sees exactly what
+   an uninterrupted one would have.
+3. grain reads and decodes the batches (``tfds`` decodes PNG/JPEG) in worker processes
+   (``workers > 0``) or threads, ahead of the consumer. Images of one fixed size are stacked
+   as ``uint8 [batch, H, W, C]``; images of varying size (ImageNet) are cropped on the host
+   (:class:`HostCrop`: ``views`` random resized crops each, with a NumPy generator seeded by
+   ``(seed, epoch, index)``, or a centre crop for evaluation), so every batch has one shape.
+4. The trainer places each batch on the devices; its dispatch is asynchronous, so the next
+   batch is read by the workers and copied to the devices while the previous step runs.
+
+Fixed-size data sets (CIFAR, STL-10, Fashion-MNIST) are cropped on the device instead, inside
+the jitted step (:func:`jaxcl.augment.random_resized_crop`), where it is cheap and the same
+per-example key gives the same crop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+from collections.abc import Iterator
+
+import numpy as np
+
+from jaxcl.data._arrays import nonnegative_int
+from jaxcl.data._batches import _batch_size
+
+# The data sets the image task knows, with the splits it reads: (pretraining split, the
+# split the linear classifier is fitted on, test split). STL-10's pretraining split is
+# "unlabelled" (100k images) plus "train"; tfds's split syntax joins them.
+IMAGE_DATASETS = {
+    "cifar10": ("train", "train", "test"),
+    "cifar100": ("train", "train", "test"),
+    "stl10": ("unlabelled+train", "train", "test"),
+    "imagenet2012": ("train", "train", "validation"),
+    "fashion_mnist": ("train", "train", "test"),
+}
+
+
+def not_prepared_error(fn: str, name: str, data_dir) -> FileNotFoundError:
+    """The one message for a data set that is not prepared where it was looked for."""
+    where = (
+        data_dir
+        if data_dir is not None
+        else "tfds's default (TFDS_DATA_DIR or ~/tensorflow_datasets)"
+    )
+    extra = ""
+    if name == "fashion_mnist":
+        extra = (
+            " Fashion-MNIST can also be prepared offline from its idx files (Debian package "
+            "dataset-fashion-mnist): jaxcl.data.prepare_fashion_mnist(data_dir)."
+        )
+    if name == "imagenet2012":
+        extra = (
+            " ImageNet needs ILSVRC2012_img_train.tar and ILSVRC2012_img_val.tar in "
+            "<data_dir>/downloads/manual first (tfds cannot download it)."
+        )
+    return FileNotFoundError(
+        f"{fn}: data set `{name}` is not prepared in {where} (looked for "
+        f"{name}/<version>/dataset_info.json and its array_record shards). jaxcl does not "
+        "download. On a machine with network access and TensorFlow run "
+        f"`tfds build {name} --file_format=array_record --data_dir=DIR`, copy DIR here and "
+        f"pass it as the data directory (config.data.data_dir).{extra}"
+    )
+
+
+@dataclasses.dataclass
+class ImageSource:
+    """One split of an image data set with random access (picklable: grain's workers get a
+    copy).
+
+    Attributes:
+      name: the data set's tfds name.
+      split: the split (tfds syntax, e.g. ``"unlabelled+train"``).
+      records: the ``tfds.data_source`` (anything with ``len`` and ``__getitem__`` /
+        ``__getitems__`` returning dicts).
+      image_shape: ``(H, W, C)``, with ``None`` for sizes that vary between images.
+      num_classes: number of labels.
+      image_key, label_key: the features read.
+    """
+
+    name: str
+    split: str
+    records: object
+    image_shape: tuple
+    num_classes: int
+    image_key: str = "image"
+    label_key: str = "label"
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    @property
+    def fixed_size(self) -> bool:
+        return None not in self.image_shape
+
+    def examples(self, indices) -> list[dict]:
+        keys = [int(i) for i in indices]
+        try:
+            # Batched reads are about 3x faster than one `records[i]` per example.
+            return list(self.records.__getitems__(keys))
+        except (TypeError, AttributeError):
+            # tfds.testing.mock_data patches `__getitems__` with a function that misses its
+            # `self`; single reads work there (a genuine error recurs below).
+            return [self.records[i] for i in keys]
+
+    def read(self, indices) -> tuple[np.ndarray, np.ndarray]:
+        """``(images uint8 [n, H, W, C], labels int32 [n])`` of fixed-size examples."""
+        if not self.fixed_size:
+            raise ValueError(
+                f"ImageSource.read: `{self.name}` has images of varying size "
+                f"{self.image_shape}; crop them on the host (HostCrop)"
+            )
+        examples = self.examples(indices)
+        images = np.stack([np.asarray(e[self.image_key], np.uint8) for e in examples])
+        labels = np.asarray([e[self.label_key] for e in examples], np.int32)
+        return images.reshape((len(examples),) + tuple(self.image_shape)), labels
+
+
+def open_images(
+    name: str,
+    split: str,
+    data_dir: str | os.PathLike | None = None,
+    *,
+    image_key: str = "image",
+    label_key: str = "label",
+) -> ImageSource:
+    """Opens ``split`` of the prepared tfds data set ``name`` (array_record) for streaming.
+
+    Args:
+      name: tfds name, optionally with version (``"cifar10"``, ``"imagenet2012:5.1.0"``).
+      split: split in tfds syntax (``"train"``, ``"unlabelled+train"``, ``"train[:10%]"``).
+      data_dir: folder holding ``<name>/<version>/``; None: tfds's default.
+      image_key: the ``tfds.features.Image`` feature (uint8).
+      label_key: the ``tfds.features.ClassLabel`` feature.
+
+    Raises:
+      FileNotFoundError: not prepared there; the message names the data set, the folder
+        and the ``tfds build`` command that prepares it.
+      ValueError: prepared in another file format, or a key is not an image / class label.
+
+    Example (needs CIFAR-10 prepared with ``tfds build cifar10 --file_format=array_record``)::
+
+      source = open_images("cifar10", "train", "~/tensorflow_datasets")
+      images, labels = source.read([0, 1, 2])  # uint8 [3, 32, 32, 3], int32 [3]
+    """
+    fn = "open_images"
+    # Imported here: tensorflow-datasets takes seconds to import and only image data needs it.
+    import tensorflow_datasets as tfds
+
+    if data_dir is not None:
+        data_dir = os.path.expanduser(os.fspath(data_dir))
+    try:
+        records = tfds.data_source(name, split=split, data_dir=data_dir, download=False)
+    except (NotImplementedError, AssertionError) as e:
+        # tfds answers "random access not supported for TFRECORD" both when the folder holds
+        # tfrecord shards and when it holds nothing at all; tell the two apart.
+        builder = tfds.builder(name, data_dir=data_dir)
+        if not builder.is_prepared():
+            raise not_prepared_error(fn, name, data_dir) from e
+        raise ValueError(
+            f"{fn}: `{name}` in {builder.data_dir} is prepared as {builder.info.file_format}; "
+            "streaming needs array_record. Convert it with `tfds convert_format "
+            f"--out_file_format=array_record ...` or rebuild with `tfds build {name} "
+            "--file_format=array_record`."
+        ) from e
+    except ValueError as e:
+        if "Unknown split" in str(e) or "split" in str(e).lower():
+            raise ValueError(f"{fn}: `split`={split!r} is not a split of `{name}`: {e}") from e
+        raise
+    features = records.dataset_info.features
+    for arg, key in (("image_key", image_key), ("label_key", label_key)):
+        if key not in features:
+            raise ValueError(
+                f"{fn}: `{arg}`={key!r}: `{name}` has no such feature; it has {sorted(features)}"
+            )
+    image, label = features[image_key], features[label_key]
+    if not isinstance(image, tfds.features.Image) or image.np_dtype != np.uint8:
+        raise ValueError(f"{fn}: `image_key`={image_key!r} must name a uint8 Image, got {image!r}")
+    if not isinstance(label, tfds.features.ClassLabel):
+        raise ValueError(f"{fn}: `label_key`={label_key!r} must name a ClassLabel, got {label!r}")
+    return ImageSource(
+        name=records.dataset_info.name,
+        split=split,
+        records=records,
+        image_shape=tuple(image.shape),
+        num_classes=int(label.num_classes),
+        image_key=image_key,
+        label_key=label_key,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Host crops for images of varying size
+
+
+def crop_box_np(rng: np.random.Generator, height: int, width: int, scale, ratio):
+    """A random resized crop's box ``(top, left, h, w)``: torchvision's ``get_params`` (10
+    tries of area in ``scale`` and log-uniform ratio in ``ratio``, else a centre crop of the
+    ratio clamped to ``ratio``); the host twin of :func:`jaxcl.augment.crop_box`."""
+    area = height * width
+    log_ratio = np.log(ratio)
+    for _ in range(10):
+        target = area * rng.uniform(*scale)
+        aspect = np.exp(rng.uniform(*log_ratio))
+        w = int(round(np.sqrt(target * aspect)))
+        h = int(round(np.sqrt(target / aspect)))
+        if 0 < w <= width and 0 < h <= height:
+            return int(rng.integers(0, height - h + 1)), int(rng.integers(0, width - w + 1)), h, w
+    in_ratio = width / height
+    if in_ratio < min(ratio):
+        w, h = width, int(round(width / min(ratio)))
+    elif in_ratio > max(ratio):
+        h, w = height, int(round(height * max(ratio)))
+    else:
+        h, w = height, width
+    return (height - h) // 2, (width - w) // 2, h, w
+
+
+@dataclasses.dataclass(frozen=True)
+class HostCrop:
+    """Crops of varying-size images to ``size x size`` on the host (Pillow, bilinear).
+
+    Training (``views > 0``): ``views`` random resized crops per image (area ``scale``, ratio
+    ``ratio``, SimCLR's 0.08-1 and 3/4-4/3), drawn from ``np.random.default_rng([seed,
+    epoch, index])``; the batch is ``uint8 [batch, views, size, size, C]``. Evaluation
+    (``views == 0``): resize the shorter side to ``size / 0.875`` and take the centre
+    ``size x size`` (the usual ImageNet evaluation crop); ``uint8 [batch, size, size, C]``.
+    """
+
+    size: int
+    views: int = 2
+    scale: tuple = (0.08, 1.0)
+    ratio: tuple = (3 / 4, 4 / 3)
+
+    def __call__(self, image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        import PIL.Image
+
+        image = np.asarray(image, np.uint8)
+        channels = image.shape[-1]
+        pil = PIL.Image.fromarray(image[..., 0] if channels == 1 else image)
+        height, width = image.shape[:2]
+        out = []
+        if self.views == 0:
+            short = round(self.size / 0.875)
+            s = short / min(height, width)
+            h, w = max(self.size, round(height * s)), max(self.size, round(width * s))
+            top, left = (h - self.size) // 2, (w - self.size) // 2
+            resized = pil.resize((w, h), PIL.Image.BILINEAR)
+            crop = resized.crop((left, top, left + self.size, top + self.size))
+            return np.asarray(crop, np.uint8).reshape(self.size, self.size, channels)
+        for _ in range(self.views):
+            top, left, h, w = crop_box_np(rng, height, width, self.scale, self.ratio)
+            crop = pil.resize(
+                (self.size, self.size), PIL.Image.BILINEAR, box=(left, top, left + w, top + h)
+            )
+            out.append(np.asarray(crop, np.uint8).reshape(self.size, self.size, channels))
+        return np.stack(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Batches
+
+
+def epoch_order(num_examples: int, seed: int, epoch: int) -> np.ndarray:
+    """The order of the examples in ``epoch``: ``default_rng([seed, epoch]).permutation``."""
+    return np.random.default_rng([seed, epoch]).permutation(num_examples)
+
+
+@dataclasses.dataclass(frozen=True)
+class _ReadBatch:
+    """Batch number -> ``(images, labels)``: grain maps it over the batch numbers (in its
+    workers; picklable, stateless)."""
+
+    source: ImageSource
+    batch_size: int
+    seed: int
+    epoch: int | None  # None: the split in its stored order (evaluation)
+    crop: HostCrop | None
+
+    def __call__(self, b: int):
+        n = len(self.source)
+        if self.epoch is None:
+            rows = np.arange(b * self.batch_size, min((b + 1) * self.batch_size, n))
+        else:
+            order = epoch_order(n, self.seed, self.epoch)
+            rows = order[b * self.batch_size : (b + 1) * self.batch_size]
+        if self.crop is None:
+            images, labels = self.source.read(rows)
+        else:
+            examples = self.source.examples(rows)
+            images = np.stack(
+                [
+                    self.crop(
+                        e[self.source.image_key],
+                        np.random.default_rng([self.seed, self.epoch or 0, int(i)]),
+                    )
+                    for i, e in zip(rows, examples, strict=True)
+                ]
+            )
+            labels = np.asarray([e[self.source.label_key] for e in examples], np.int32)
+        real = len(rows)
+        if real < self.batch_size:  # evaluation's last batch: padded, with its real count
+            pad = self.batch_size - real
+            images = np.concatenate([images, np.zeros((pad,) + images.shape[1:], images.dtype)])
+            labels = np.concatenate([labels, np.zeros(pad, labels.dtype)])
+        return images, labels, real
+
+
+def image_batches(
+    source: ImageSource,
+    *,
+    batch_size: int,
+    seed: int = 0,
+    epoch: int | None = 0,
+    start: int = 0,
+    workers: int = 0,
+    crop: HostCrop | None = None,
+    buffer: int = 4,
+) -> Iterator[tuple[np.ndarray, np.ndarray, int]]:
+    """The batches of one epoch (or of one pass over the split in order) from ``source``.
+
+    Args:
+      source: an :class:`ImageSource`.
+      batch_size: examples per batch.
+      seed, epoch: the shuffle: batch ``b`` holds ``epoch_order(n, seed, epoch)[b * batch_size
+        : (b + 1) * batch_size]``; the last partial batch is dropped. ``epoch=None``: the
+        split in its stored order, every example once, the last batch zero-padded
+        (evaluation).
+      start: the first batch number (a resumed run starts mid-epoch).
+      workers: grain worker processes (0: threads in this process).
+      crop: a :class:`HostCrop` (required for images of varying size).
+      buffer: batches read ahead per worker (or by the threads).
+
+    Yields:
+      ``(images uint8, labels int32, real)``: ``images`` is ``[batch, H, W, C]`` (or
+      ``[batch, views, size, size, C]`` with a training :class:`HostCrop`); ``real`` is the
+      number of real examples (less than ``batch_size`` only in an evaluation pass's last
+      batch).
+
+    Example (with a prepared CIFAR-10)::
+
+      source = open_images("cifar10", "train", data_dir)
+      for images, labels, real in image_batches(source, batch_size=512, seed=0, epoch=3):
+          ...
+    """
+    import grain
+
+    fn = "image_batches"
+    batch_size = _batch_size(fn, batch_size)
+    nonnegative_int(fn, "seed", seed)
+    if epoch is not None:
+        nonnegative_int(fn, "epoch", epoch)
+    start = nonnegative_int(fn, "start", start)
+    workers = nonnegative_int(fn, "workers", workers)
+    if crop is None and not source.fixed_size:
+        raise ValueError(
+            f"{fn}: `{source.name}` has images of varying size {source.image_shape}; pass "
+            "`crop=HostCrop(size)`"
+        )
+    n = len(source)
+    if epoch is None:
+        count = -(-n // batch_size)
+    else:
+        count = n // batch_size
+        if count == 0:
+            raise ValueError(
+                f"{fn}: `batch_size`={batch_size} is larger than the {n} examples of "
+                f"`{source.name}` split {source.split!r}"
+            )
+    if start > count:
+        raise ValueError(f"{fn}: `start`={start} is past the epoch's {count} batches")
+    reader = _ReadBatch(source, batch_size, seed, epoch, crop)
+    ds = grain.MapDataset.range(start, count).map(reader)
+    it = ds.to_iter_dataset(
+        grain.ReadOptions(num_threads=1 if workers else 2, prefetch_buffer_size=buffer)
+    )
+    if workers:
+        from absl import flags
+
+        # grain's worker processes read absl flags (their defaults are fine); outside an absl
+        # app nothing parsed them yet.
+        if not flags.FLAGS.is_parsed():
+            flags.FLAGS.mark_as_parsed()
+        it = it.mp_prefetch(
+            grain.MultiprocessingOptions(num_workers=workers, per_worker_buffer_size=buffer)
+        )
+    yield from it
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing a prepared folder (for data that tfds cannot fetch here, and for tests)
+
+
+def write_tfds_images(
+    data_dir: str | os.PathLike,
+    name: str,
+    splits: dict,
+    *,
+    num_classes: int,
+    version: str = "1.0.0",
+) -> pathlib.Path:
+    """Writes ``splits`` (``{split: (uint8 images [n, H, W, C], labels [n])}``) as a prepared
+    tfds folder ``<data_dir>/<name>/<version>/`` in array_record, readable by
+    ``tfds.data_source`` and :func:`open_images`; no TensorFlow needed.
+
+    The features are ``{"image": Image(shape=(H, W, C)) (PNG), "label":
+    ClassLabel(num_classes)}``, the layout that of ``tfds build``.
+    """
+    import io
+
+    import PIL.Image
+    import tensorflow_datasets as tfds
+    from array_record.python import array_record_module
+
+    first = next(iter(splits.values()))[0]
+    shape = tuple(int(s) for s in first.shape[1:])
+    features = tfds.features.FeaturesDict(
+        {
+            "image": tfds.features.Image(shape=shape),
+            "label": tfds.features.ClassLabel(num_classes=num_classes),
+        }
+    )
+    root = pathlib.Path(data_dir) / name / version
+    root.mkdir(parents=True, exist_ok=True)
+    split_infos = []
+    for split, (images, labels) in splits.items():
+        path = root / f"{name}-{split}.array_record-00000-of-00001"
+        tmp = path.with_name(path.name + ".tmp")
+        writer = array_record_module.ArrayRecordWriter(os.fspath(tmp), "group_size:1")
+        for image, label in zip(images, labels, strict=True):
+            png = io.BytesIO()
+            pil = image[..., 0] if image.shape[-1] == 1 else image
+            PIL.Image.fromarray(np.asarray(pil, np.uint8)).save(png, format="PNG", compress_level=1)
+            writer.write(features.serialize_example({"image": png.getvalue(), "label": int(label)}))
+        writer.close()
+        os.replace(tmp, path)
+        split_infos.append(
+            tfds.core.SplitInfo(name=split, shard_lengths=[len(labels)], num_bytes=0)
+        )
+    # dataset_info.json last: its presence is what marks the folder as prepared.
+    tfds.folder_dataset.write_metadata(
+        data_dir=root, features=features, split_infos=split_infos, check_data=False
+    )
+    return pathlib.Path(data_dir)
+
+
+def prepare_fashion_mnist(
+    data_dir: str | os.PathLike, idx_dir: str | os.PathLike | None = None
+) -> pathlib.Path:
+    """Prepares Fashion-MNIST as a tfds array_record folder from its idx files, offline.
+
+    The idx files come from ``idx_dir``, ``$JAXCL_FASHION_MNIST_DIR`` or the Debian package
+    ``dataset-fashion-mnist`` (see :func:`load_fashion_mnist`). Writes
+    ``<data_dir>/fashion_mnist/3.0.1/`` (tfds's version of the data set) unless it is already
+    there; the image task then streams it exactly as it streams CIFAR-10. Takes about 10 s.
+
+    Returns:
+      ``data_dir``.
+    """
+    import tensorflow_datasets as tfds
+
+    from jaxcl.data._fashion_mnist import read_fashion_mnist_splits
+
+    data_dir = pathlib.Path(os.path.expanduser(os.fspath(data_dir)))
+    if tfds.builder("fashion_mnist", data_dir=os.fspath(data_dir)).is_prepared():
+        return data_dir
+    raw = read_fashion_mnist_splits(idx_dir)
+    splits = {split: (images[..., None], labels) for split, (images, labels) in raw.items()}
+    return write_tfds_images(data_dir, "fashion_mnist", splits, num_classes=10, version="3.0.1")

@@ -1,0 +1,153 @@
+"""Image methods: SimCLR, and SimCLR + DACL (DACL §5.2); the image views i-Mix's N-pair rows use.
+
+Images arrive as ``uint8`` batches: ``[B, H, W, C]`` whole images (fixed-size data sets, cropped
+here on the device) or ``[B, V, S, S, C]`` crops the host took (ImageNet). Every view is drawn
+with its own key per example (:func:`jaxcl.augment.batch_views`).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+
+from jaxcl import augment, losses, mixers
+from jaxcl.methods._base import Batch, Method, register
+
+IMAGE_VIEW_DEFAULTS = {"color_strength": 0.5, "blur_p": 0.0}
+
+
+def image_inputs(x: jax.Array) -> jax.Array:
+    """uint8 images (whole or host crops) as float32 in ``[0, 1]``."""
+    return augment.to_unit_range(x)
+
+
+def whole_images(x: jax.Array) -> jax.Array:
+    """The images the domain-agnostic rows mix: whole images in ``[0, 1]`` (the first host
+    crop where the host cropped, i.e. ImageNet's centre crop: see ``Method.image_views``)."""
+    x = image_inputs(x)
+    return x[:, 0] if x.ndim == 5 else x
+
+
+def simclr_views(key, x, hp, count: int = 2) -> tuple[jax.Array, ...]:
+    """``count`` SimCLR views of a batch (crop on the device unless the host cropped)."""
+    x = image_inputs(x)
+    host_cropped = x.ndim == 5
+    size = x.shape[2] if host_cropped else x.shape[1]
+    view = functools.partial(
+        augment.simclr_view,
+        size=size,
+        strength=hp.color_strength,
+        blur_p=hp.blur_p,
+        crop=not host_cropped,
+    )
+    if not host_cropped:
+        return augment.batch_views(key, x, view, settings=({},) * count)
+    keys = jax.random.split(key, (count, x.shape[0]))
+    return tuple(jax.vmap(view)(keys[v], x[:, v % x.shape[1]]) for v in range(count))
+
+
+def _check_image_views(name, hp):
+    if hp.color_strength < 0:
+        raise ValueError(f"config.method.color_strength = {hp.color_strength!r}: expected >= 0")
+    if not 0.0 <= hp.blur_p <= 1.0:
+        raise ValueError(f"config.method.blur_p = {hp.blur_p!r}: expected a number in [0, 1]")
+    if hp.temperature <= 0:
+        raise ValueError(f"config.method.temperature = {hp.temperature!r}: expected > 0 ({name})")
+
+
+def _pair_loss(model, a, b, temperature):
+    z1, z2 = jnp.split(model(jnp.concatenate([a, b], axis=0)), 2, axis=0)
+    return losses.nt_xent(z1, z2, temperature=temperature)
+
+
+@register
+class SimCLR(Method):
+    """SimCLR: two augmented views per image, NT-Xent over the global batch (2N - 2
+    negatives per anchor). CIFAR's setting by default: colour strength 0.5, no blur
+    (ImageNet: strength 1.0, blur p 0.5), temperature 0.5."""
+
+    name = "simclr"
+    defaults = {"temperature": 0.5, **IMAGE_VIEW_DEFAULTS}
+    data_kinds = ("image",)
+    image_views = 2
+
+    def __init__(self, config):
+        super().__init__(config)
+        _check_image_views(self.name, self.hp)
+
+    def loss(self, model, batch: Batch, key, extra):
+        a, b = simclr_views(key, batch.x, self.hp)
+        loss = _pair_loss(model, a, b, self.hp.temperature)
+        return loss, {"loss": loss}
+
+
+@register
+class SimCLRDACL(SimCLR):
+    """SimCLR + DACL (DACL §5.2): per batch, the SimCLR loss of two augmented views plus
+    ``dacl_weight`` times the DACL loss of two linear Mixup-noise views (``lam ~ U(alpha,
+    1)``) of the whole images, each pair through the model on its own (batch norm sees each
+    pair's 2N rows, as a SimCLR or DACL step alone would)."""
+
+    name = "simclr_dacl"
+    defaults = {"temperature": 0.5, "alpha": 0.9, "dacl_weight": 1.0, **IMAGE_VIEW_DEFAULTS}
+
+    def loss(self, model, batch: Batch, key, extra):
+        k_aug, k1, k2 = jax.random.split(key, 3)
+        a, b = simclr_views(k_aug, batch.x, self.hp)
+        simclr = _pair_loss(model, a, b, self.hp.temperature)
+        x = whole_images(batch.x)
+        m1 = mixers.linear_mixup(k1, x, alpha=self.hp.alpha)
+        m2 = mixers.linear_mixup(k2, x, alpha=self.hp.alpha)
+        dacl = _pair_loss(model, m1, m2, self.hp.temperature)
+        loss = simclr + self.hp.dacl_weight * dacl
+        return loss, {"loss": loss, "simclr_loss": simclr, "dacl_loss": dacl}
+
+
+@register
+class ImageNPair(Method):
+    """i-Mix's N-pair baseline on images: two SimCLR views, one-directional InfoNCE of the
+    first view's embeddings against the second's over the global batch."""
+
+    name = "npair_image"
+    defaults = {"temperature": 0.2, **IMAGE_VIEW_DEFAULTS}
+    data_kinds = ("image",)
+    image_views = 2
+
+    def __init__(self, config):
+        super().__init__(config)
+        _check_image_views(self.name, self.hp)
+
+    def loss(self, model, batch: Batch, key, extra):
+        a, b = simclr_views(key, batch.x, self.hp)
+        z_a, z_b = jnp.split(model(jnp.concatenate([a, b], axis=0)), 2, axis=0)
+        loss = losses.infonce(z_a, z_b, temperature=self.hp.temperature)
+        return loss, {"loss": loss}
+
+
+@register
+class ImageIMix(ImageNPair):
+    """N-pair + i-Mix on images: the first view mixed (``mix='mixup'``: ``lam a + (1 - lam)
+    a[perm]``; ``'cutmix'``: a box of ``a[perm]`` pasted in, ``lam`` the kept area) with
+    ``lam ~ Beta(alpha, alpha)`` (one per batch), trained towards the virtual soft labels
+    ``lam * I + (1 - lam) * P`` (i-Mix §3)."""
+
+    name = "imix_image"
+    defaults = {"temperature": 0.2, "alpha": 1.0, "mix": "mixup", **IMAGE_VIEW_DEFAULTS}
+
+    def __init__(self, config):
+        super().__init__(config)
+        if self.hp.mix not in ("mixup", "cutmix"):
+            raise ValueError(
+                f"config.method.mix = {self.hp.mix!r}: expected one of ['mixup', 'cutmix']"
+            )
+
+    def loss(self, model, batch: Batch, key, extra):
+        k_views, k_mix = jax.random.split(key)
+        a, b = simclr_views(k_views, batch.x, self.hp)
+        mix = mixers.imix_mixup if self.hp.mix == "mixup" else mixers.cutmix
+        a_mix, lam, perm = mix(k_mix, a, alpha=self.hp.alpha)
+        z_a, z_b = jnp.split(model(jnp.concatenate([a_mix, b], axis=0)), 2, axis=0)
+        loss = losses.imix_npair_loss(z_a, z_b, lam=lam, perm=perm, temperature=self.hp.temperature)
+        return loss, {"loss": loss, "lam": lam}

@@ -1,0 +1,325 @@
+"""The image task: images streamed from tfds array_record folders (``jaxcl.data.open_images``),
+a ResNet encoder, SimCLR's linear evaluation and a kNN monitor, both streamed.
+
+A batch is ``Batch(x=uint8 images, y=labels)`` with rows split over the ``data`` axis. For
+fixed-size data sets the images are whole (``[B, H, W, C]``) and each method crops and
+distorts them on the device; for ImageNet (images of varying size) the host takes
+``views`` random resized crops per image (``[B, views, S, S, C]``) and the device does the
+rest (see :mod:`jaxcl.data._images`).
+
+Evaluation streams the splits in their stored order through the frozen encoder. Without
+augmentation (``eval.linear_augment = False``, DACL's domain-agnostic rows) the features are
+computed once and the linear classifier is trained on them (:func:`jaxcl.evaluation.
+linear_probe`, the tabular protocol); with augmentation (SimCLR's rows: random resized crop
++ flip) every epoch streams the training images again, crops them on the device and
+recomputes the features, as SimCLR's linear evaluation does.
+"""
+
+from __future__ import annotations
+
+import os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from jaxcl import augment, evaluation, methods, optim
+from jaxcl import data as data_lib
+from jaxcl.evaluation import _linear_model as lm
+from jaxcl.training import _mesh, _task
+from jaxcl.training._errors import ConfigError
+
+# config.data.name -> (tfds name, pretraining split, linear-training split, test split).
+IMAGE_DATASETS = {
+    "cifar10": ("cifar10", "train", "train", "test"),
+    "cifar100": ("cifar100", "train", "train", "test"),
+    # STL-10 pretrains on its 100k unlabelled images plus the 5k labelled ones.
+    "stl10": ("stl10", "unlabelled+train", "train", "test"),
+    "imagenet2012": ("imagenet2012", "train", "train", "validation"),
+    # The real image set of this machine: prepared offline from the Debian idx files.
+    "fashion_mnist_images": ("fashion_mnist", "train", "train", "test"),
+}
+# The side crops are resized to, by default (ImageNet's images vary in size).
+DEFAULT_SIZE = {"imagenet2012": 224}
+
+
+def data_dir(cfg) -> str | None:
+    """``config.data.data_dir``, else ``$TFDS_DATA_DIR``, else tfds's default (None).
+    Fashion-MNIST is prepared there from its idx files when it is not yet."""
+    root = cfg.data_dir or os.environ.get("TFDS_DATA_DIR") or None
+    if cfg.name == "fashion_mnist_images":
+        root = root or os.path.expanduser("~/tensorflow_datasets")
+        data_lib.prepare_fashion_mnist(root)
+    return root
+
+
+def config_defaults(data: str, method, config) -> dict:
+    """The image task's keys (see ``register_task``)."""
+    del config
+    _, pretrain, train, test = IMAGE_DATASETS[data]
+    keys = {
+        "data": {
+            "data_dir": "",  # prepared tfds folder ("" = $TFDS_DATA_DIR or ~/tensorflow_datasets)
+            "pretrain_split": pretrain,  # tfds split syntax: "train[:10%]" for a quick run
+            "train_split": train,
+            "test_split": test,
+            "image_size": DEFAULT_SIZE.get(data, 0),  # crop side; 0 = the images' own
+            "workers": 2,  # grain worker processes reading and decoding (0: threads)
+        },
+        "train": {},
+        "eval": {"eval_batch_size": 512},  # images per forward pass when evaluating
+    }
+    if method.pretrains:
+        keys["train"]["batch_size"] = 512
+    if not method.supervised:
+        if method.pretrains:
+            keys["train"]["knn_every_epochs"] = 0  # 0 = only at the end
+        keys["eval"].update(
+            linear_epochs=100,
+            linear_batch_size=256,
+            linear_lr=0.1,
+            linear_optimizer="lars",
+            linear_augment=False,  # random resized crop + flip while fitting (SimCLR rows)
+            knn_k=200,
+            knn_max_train=10000,
+        )
+    return keys
+
+
+class ImageTask:
+    """Streamed image batches; linear evaluation and kNN on the frozen encoder."""
+
+    kind = "image"
+
+    def __init__(self, config, method, mesh):
+        self.config, self.method, self.mesh = config, method, mesh
+        cfg = config.data
+        tfds_name, *_ = IMAGE_DATASETS[cfg.name]
+        root = data_dir(cfg)
+        self.sources = {
+            role: data_lib.open_images(tfds_name, cfg[f"{role}_split"], root)
+            for role in ("pretrain", "train", "test")
+        }
+        src = self.sources["pretrain"]
+        self.name = cfg.name
+        self.size = cfg.image_size or (src.image_shape[0] if src.fixed_size else 0)
+        if not self.size:
+            raise ConfigError(
+                f"config.data.image_size = 0: {cfg.name} has images of varying size "
+                f"{src.image_shape}; give the side of the crops"
+            )
+        channels = src.image_shape[-1]
+        self.host_crop = not src.fixed_size
+        self.spec = methods.DataSpec(
+            "image", channels, src.num_classes, image_shape=(self.size, self.size, channels)
+        )
+        if not method.pretrains:
+            self.steps_per_epoch = self.examples_per_step = 0
+            return
+        batch_size = config.train.batch_size
+        if batch_size % mesh.size:
+            raise ConfigError(
+                f"config.train.batch_size = {batch_size}: must be a multiple of the "
+                f"{mesh.size} devices on the data axis"
+            )
+        if batch_size > len(src):
+            raise ConfigError(
+                f"config.train.batch_size = {batch_size}: larger than the {len(src)} images "
+                f"of {cfg.name} split {src.split!r}"
+            )
+        self.steps_per_epoch = len(src) // batch_size
+        self.examples_per_step = batch_size
+
+    def describe(self) -> str:
+        s = self.sources
+        shape = "x".join("?" if d is None else str(d) for d in s["pretrain"].image_shape)
+        return (
+            f"{len(s['pretrain'])} pretraining / {len(s['train'])} train / {len(s['test'])} "
+            f"test images of {shape}, {s['train'].num_classes} classes, crops of "
+            f"{self.size} on the {'host' if self.host_crop else 'device'}"
+        )
+
+    def _crop(self, train: bool):
+        """Host crops for varying-size images: the method's ``image_views`` random resized
+        crops when training (0: a centre crop), a centre crop for evaluation."""
+        if not self.host_crop:
+            return None
+        return data_lib.HostCrop(self.size, views=self.method.image_views if train else 0)
+
+    def batches(self, epoch: int):
+        cfg = self.config
+        for images, labels, _ in data_lib.image_batches(
+            self.sources["pretrain"],
+            batch_size=cfg.train.batch_size,
+            seed=cfg.seed,
+            epoch=epoch,
+            workers=cfg.data.workers,
+            crop=self._crop(train=True),
+        ):
+            yield methods.Batch(x=images, y=labels)
+
+    def batch_sharding(self):
+        return _mesh.batch_sharding(self.mesh)
+
+    def place(self, batch):
+        return _mesh.shard_batch(batch, self.mesh)
+
+    # -- evaluation ----------------------------------------------------------------------
+
+    def _eval_batch(self) -> int:
+        b = self.config.eval.eval_batch_size
+        return b + (-b % self.mesh.size)
+
+    def _stream(self, role: str, limit: int | None = None):
+        """``(placed images, labels, real)`` over a split in stored order (eval crops)."""
+        source = self.sources[role]
+        seen = 0
+        for images, labels, real in data_lib.image_batches(
+            source,
+            batch_size=self._eval_batch(),
+            epoch=None,
+            workers=self.config.data.workers,
+            crop=self._crop(train=False),
+        ):
+            yield _mesh.shard_batch(images, self.mesh), labels, real
+            seen += real
+            if limit is not None and seen >= limit:
+                return
+
+    def _features(self, features_fn, role: str, limit: int | None = None):
+        feats, labels = [], []
+        for images, y, real in self._stream(role, limit):
+            feats.append(np.asarray(jax.device_get(features_fn(images)))[:real])
+            labels.append(y[:real])
+        feats, labels = np.concatenate(feats), np.concatenate(labels)
+        if limit is not None:
+            feats, labels = feats[:limit], labels[:limit]
+        return feats, labels
+
+    def evaluate_at(self, epoch: int) -> bool:
+        every = self.config.train.get("knn_every_epochs", 0)
+        return bool(every) and epoch % every == 0
+
+    def _knn(self, features_fn, test=None):
+        cfg = self.config.eval
+        train_f, train_y = self._features(features_fn, "train", cfg.knn_max_train)
+        test_f, test_y = test if test is not None else self._features(features_fn, "test")
+        return evaluation.knn_accuracy(
+            train_f,
+            train_y,
+            test_f,
+            test_y,
+            k=min(cfg.knn_k, len(train_y)),
+            num_classes=self.spec.num_classes,
+        )
+
+    def evaluate(self, features_fn, epoch: int) -> dict:
+        return {"knn_top1": float(self._knn(features_fn))}
+
+    def final(self, features_fn, logits_fn, history: list[dict]) -> dict:
+        cfg = self.config.eval
+        if self.method.supervised:
+            correct = total = 0
+            for images, y, real in self._stream("test"):
+                logits = np.asarray(jax.device_get(logits_fn(images)))[:real]
+                correct += int(np.sum(np.argmax(logits, -1) == y[:real]))
+                total += real
+            return {"test_top1": correct / total}
+        test = self._features(features_fn, "test")
+        if cfg.linear_augment:
+            probe = self._augmented_probe(features_fn, test)
+        else:
+            train_f, train_y = self._features(features_fn, "train")
+            probe = evaluation.linear_probe(
+                train_f,
+                train_y,
+                *test,
+                num_classes=self.spec.num_classes,
+                epochs=cfg.linear_epochs,
+                batch_size=min(cfg.linear_batch_size, len(train_y)),
+                learning_rate=cfg.linear_lr,
+                optimizer=cfg.linear_optimizer,
+                seed=self.config.seed,
+            )
+        return {
+            "test_top1": float(probe["test_top1"]),
+            "linear_train_top1": float(probe["train_top1"]),
+            "knn_top1": float(self._knn(features_fn, test)),
+        }
+
+    def _augmented_probe(self, features_fn, test) -> dict:
+        """SimCLR's linear evaluation: every epoch streams the training split, each image
+        randomly resized-cropped (area 0.08-1) and flipped on the device, through the frozen
+        encoder into a linear classifier (LARS, cosine, no weight decay)."""
+        cfg, seed = self.config.eval, self.config.seed
+        source = self.sources["train"]
+        batch = cfg.linear_batch_size + (-cfg.linear_batch_size % self.mesh.size)
+        steps_per_epoch = len(source) // batch
+        if steps_per_epoch == 0:
+            raise ConfigError(
+                f"config.eval.linear_batch_size = {batch}: larger than the {len(source)} "
+                f"images of the split {source.split!r}"
+            )
+        total = cfg.linear_epochs * steps_per_epoch
+        schedule = optim.warmup_cosine(peak=cfg.linear_lr, total_steps=total, warmup_steps=0)
+        tx = optim.make_optimizer(cfg.linear_optimizer, schedule, weight_decay=0.0, momentum=0.9)
+        params = lm.zeros_init(int(test[0].shape[1]), self.spec.num_classes)
+        opt_state = tx.init(params)
+        size = self.size
+
+        @jax.jit
+        def augment_batch(key, images):
+            images = augment.to_unit_range(images)
+            keys = jax.random.split(key, images.shape[0])
+
+            def one(k, image):
+                k1, k2 = jax.random.split(k)
+                return augment.random_flip(k2, augment.random_resized_crop(k1, image, size=size))
+
+            return jax.vmap(one)(keys, images)
+
+        @jax.jit
+        def step(params, opt_state, feats, labels):
+            weight = jnp.ones(feats.shape[0], jnp.float32)
+            loss, grads = jax.value_and_grad(lm.weighted_cross_entropy)(
+                params, feats, labels, weight
+            )
+            updates, opt_state = tx.update(grads, opt_state, params)
+            return optax.apply_updates(params, updates), opt_state, loss
+
+        key = jax.random.key(seed)
+        correct = seen = 0
+        for epoch in range(cfg.linear_epochs):
+            for b, (images, labels, _) in enumerate(
+                data_lib.image_batches(
+                    source,
+                    batch_size=batch,
+                    seed=seed,
+                    epoch=epoch,
+                    workers=self.config.data.workers,
+                    crop=self._crop(train=False),
+                )
+            ):
+                k = jax.random.fold_in(jax.random.fold_in(key, epoch), b)
+                placed = _mesh.shard_batch(images, self.mesh)
+                feats = jnp.asarray(features_fn(augment_batch(k, placed)), jnp.float32)
+                params, opt_state, _ = step(params, opt_state, feats, jnp.asarray(labels))
+                if epoch == cfg.linear_epochs - 1:
+                    pred = np.asarray(jnp.argmax(lm.logits(params, feats), -1))
+                    correct += int(np.sum(pred == labels))
+                    seen += len(labels)
+        test_f, test_y = test
+        return {
+            "test_top1": lm.accuracy(params, test_f, test_y),
+            "train_top1": correct / max(seen, 1),
+        }
+
+
+_task.register_task(
+    "image",
+    ImageTask,
+    datasets=tuple(IMAGE_DATASETS),
+    defaults=config_defaults,
+    default_encoder="resnet",
+)
