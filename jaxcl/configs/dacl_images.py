@@ -25,7 +25,7 @@ with weight 1 each (§5.2: "the sum").
 
 The ``cpu`` variant: Fashion-MNIST (28x28x1; the tfds folder prepared from the Debian idx
 files), ResNet-18 with 8 channels in its first stage (CIFAR stem), 2-layer head of 256 to 64
-dimensions, batch 256, 5 epochs, LARS lr 1.0 with half an epoch of warm-up, colour strength
+dimensions, batch 256, 3 epochs, LARS lr 1.0 with half an epoch of warm-up, colour strength
 0.5 and no blur (28x28 images). Linear evaluation without augmentation for every row (the
 crop + flip protocol recomputes 60k features per epoch, too slow for 2 cores), 100 epochs
 on the cached, standardised features; kNN (k 200) on 10k training images.
@@ -98,7 +98,7 @@ CPU = {
     "model.head_width": 256,
     "model.embed_dim": 64,
     "train.batch_size": 256,
-    "train.epochs": 5,
+    "train.epochs": 3,
     "train.knn_every_epochs": 0,
     "optim.lr": 1.0,
     "optim.warmup_epochs": 0.5,

@@ -1,0 +1,195 @@
+"""The image methods' losses and views, and the image task end to end: a prepared folder,
+the paper-scale configs' data path on tfds mock data (CIFAR-10, ImageNet's host crops)."""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from flax import nnx
+from test_tabular_data import make_raw, write_fashion_dir
+
+from jaxcl import augment, losses, methods, mixers, training
+from jaxcl.data import open_images
+from jaxcl.methods import _images
+
+REPO = Path(__file__).parents[1]
+
+
+class Flat(nnx.Module):
+    """A stand-in model: images -> linear embedding (the losses do not care about depth)."""
+
+    def __init__(self, pixels, rngs):
+        self.linear = nnx.Linear(pixels, 16, rngs=rngs)
+
+    def __call__(self, x):
+        return self.linear(x.reshape(x.shape[0], -1))
+
+
+def _images_batch(n=12, shape=(10, 10, 3), seed=0):
+    x = np.random.default_rng(seed).integers(0, 256, (n, *shape), np.uint8)
+    return methods.Batch(x=jnp.asarray(x), y=jnp.zeros(n, jnp.int32))
+
+
+def _method(name, **hp):
+    config = training.base_config("cifar10", name)
+    config.method.update(hp)
+    return methods.get(name)(config)
+
+
+def test_simclr_views_are_a_function_of_the_key():
+    hp = _method("simclr").hp
+    batch = _images_batch()
+    a1, b1 = _images.simclr_views(jax.random.key(3), batch.x, hp)
+    a2, b2 = _images.simclr_views(jax.random.key(3), batch.x, hp)
+    a3, _ = _images.simclr_views(jax.random.key(4), batch.x, hp)
+    np.testing.assert_array_equal(a1, a2)
+    np.testing.assert_array_equal(b1, b2)
+    assert not np.array_equal(a1, a3) and not np.array_equal(a1, b1)
+    assert a1.shape == (12, 10, 10, 3) and a1.dtype == jnp.float32
+
+
+def test_host_cropped_views_skip_only_the_crop():
+    hp = _method("simclr", color_strength=0.5, blur_p=0.5).hp
+    crops = _images_batch(n=6, shape=(2, 8, 8, 3)).x  # [B, views, S, S, C] from the host
+    key = jax.random.key(0)
+    a, b = _images.simclr_views(key, crops, hp)
+    view = functools.partial(augment.simclr_view, size=8, strength=0.5, blur_p=0.5, crop=False)
+    keys = jax.random.split(key, (2, 6))
+    x = augment.to_unit_range(crops)
+    np.testing.assert_allclose(a, jax.vmap(view)(keys[0], x[:, 0]), atol=1e-6)
+    np.testing.assert_allclose(b, jax.vmap(view)(keys[1], x[:, 1]), atol=1e-6)
+
+
+def test_simclr_dacl_loss_is_the_sum_of_both_losses():
+    method = _method("simclr_dacl", temperature=0.5, alpha=0.8, dacl_weight=0.7)
+    batch = _images_batch()
+    model = Flat(300, nnx.Rngs(0))
+    key = jax.random.key(1)
+    loss, metrics = method.loss(model, batch, key, {})
+
+    k_aug, k1, k2 = jax.random.split(key, 3)
+    a, b = _images.simclr_views(k_aug, batch.x, method.hp)
+    x = batch.x.astype(jnp.float32) / 255.0
+    m1 = mixers.linear_mixup(k1, x, alpha=0.8)
+    m2 = mixers.linear_mixup(k2, x, alpha=0.8)
+    simclr = losses.nt_xent(model(a), model(b), temperature=0.5)
+    dacl = losses.nt_xent(model(m1), model(m2), temperature=0.5)
+    np.testing.assert_allclose(metrics["simclr_loss"], simclr, rtol=1e-5)
+    np.testing.assert_allclose(metrics["dacl_loss"], dacl, rtol=1e-5)
+    np.testing.assert_allclose(loss, simclr + 0.7 * dacl, rtol=1e-5)
+
+
+@pytest.mark.parametrize("mix", ["mixup", "cutmix"])
+def test_imix_image_trains_towards_the_virtual_labels(mix):
+    method = _method("imix_image", mix=mix, alpha=1.0, temperature=0.2)
+    batch = _images_batch()
+    model = Flat(300, nnx.Rngs(0))
+    key = jax.random.key(2)
+    loss, metrics = method.loss(model, batch, key, {})
+    k_views, k_mix = jax.random.split(key)
+    a, b = _images.simclr_views(k_views, batch.x, method.hp)
+    fn = mixers.imix_mixup if mix == "mixup" else mixers.cutmix
+    a_mix, lam, perm = fn(k_mix, a, alpha=1.0)
+    want = losses.imix_npair_loss(model(a_mix), model(b), lam=lam, perm=perm, temperature=0.2)
+    np.testing.assert_allclose(loss, want, rtol=1e-5)
+    assert 0.0 <= float(metrics["lam"]) <= 1.0
+
+
+def test_domain_agnostic_rows_mix_whole_images_in_unit_range():
+    method = _method("dacl", alpha=0.9)
+    batch = _images_batch()
+    x = _images.whole_images(batch.x)
+    assert x.dtype == jnp.float32 and float(x.max()) <= 1.0
+    crops = _images.whole_images(_images_batch(shape=(1, 10, 10, 3)).x)
+    assert crops.shape == (12, 10, 10, 3)
+    loss, _ = method.loss(Flat(300, nnx.Rngs(0)), batch, jax.random.key(0), {})
+    assert np.isfinite(float(loss))
+
+
+@pytest.mark.parametrize(
+    "name, key, value, match",
+    [
+        ("simclr", "color_strength", -1.0, "color_strength = -1.0: expected >= 0"),
+        ("simclr_dacl", "blur_p", 1.5, r"blur_p = 1.5: expected a number in \[0, 1\]"),
+        ("imix_image", "mix", "cutout", "mix = 'cutout': expected one of"),
+    ],
+)
+def test_bad_image_hyperparameters_are_refused(name, key, value, match):
+    config = training.base_config("cifar10", name)
+    config.method[key] = value
+    with pytest.raises(training.ConfigError, match=match):
+        training.validate(config)
+
+
+# ---------------------------------------------------------------------------------------------
+# End to end
+
+
+def _shrink(config):
+    """The paper config's data path and protocol with a model small enough for CI."""
+    config.model.resnet_depth = 18
+    config.model.width_multiplier = 1
+    config.model.base_width = 4
+    if "head_width" in config.model:
+        config.model.head_width = 16
+        config.model.embed_dim = 8
+    config.data.workers = 0
+    config.train.batch_size = 8
+    config.train.epochs = 1
+    config.train.knn_every_epochs = 1
+    config.train.log_every_steps = 1
+    config.optim.warmup_epochs = 0.0
+    config.eval.linear_epochs = 2
+    config.eval.linear_batch_size = 8
+    config.eval.eval_batch_size = 8
+    config.eval.knn_max_train = 16
+    return config
+
+
+def _load(path, arg):
+    spec = importlib.util.spec_from_file_location("cfg", REPO / path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.get_config(arg)
+
+
+def test_fashion_mnist_images_train_and_evaluate(tmp_path, monkeypatch):
+    raw = make_raw(n_train=40, n_test=16)
+    monkeypatch.setenv("JAXCL_FASHION_MNIST_DIR", str(write_fashion_dir(tmp_path / "idx", raw)))
+    config = _shrink(_load("experiments/dacl/image_simclr.py", "cpu"))
+    config.data.data_dir = str(tmp_path / "tfds")  # prepared from the idx files on first use
+    config.eval.linear_augment = True  # SimCLR's crop + flip protocol, streamed
+    results = training.train_and_evaluate(config, str(tmp_path / "run"))
+    assert results["steps"] == 5 and np.isfinite(results["final_loss"])
+    for key in ("test_top1", "linear_train_top1", "knn_top1"):
+        assert 0.0 <= results[key] <= 1.0
+    assert (tmp_path / "tfds" / "fashion_mnist" / "3.0.1" / "dataset_info.json").is_file()
+    # The prepared images are the idx file's.
+    source = open_images("fashion_mnist", "test", tmp_path / "tfds")
+    np.testing.assert_array_equal(source.read(range(16))[0][..., 0], raw["test"][0])
+
+
+@pytest.mark.parametrize(
+    "path, arg",
+    [
+        ("experiments/dacl/image_simclr_dacl.py", "cifar10"),
+        ("experiments/dacl/image_simclr.py", "imagenet"),
+        ("experiments/dacl/image_dacl.py", "imagenet"),
+    ],
+)
+def test_paper_configs_run_on_mock_data(tmp_path, path, arg):
+    import tensorflow_datasets as tfds
+
+    config = _shrink(_load(path, arg))
+    if arg == "imagenet":
+        config.data.image_size = 32  # host crops of varying-size mock images
+    with tfds.testing.mock_data(num_examples=16, policy=tfds.testing.MockPolicy.USE_CODE):
+        results = training.train_and_evaluate(config, str(tmp_path))
+    assert results["steps"] == 2 and np.isfinite(results["final_loss"])
+    assert 0.0 <= results["test_top1"] <= 1.0
