@@ -14,6 +14,8 @@ TABULAR = [f"experiments/dacl/tabular_fmnist_{row}.py" for row in
 IMIX = [f"experiments/imix/tabular_fmnist_{row}.py" for row in ("npair", "imix")]
 GRAPH = [f"experiments/dacl/graph_{row}.py" for row in ("none", "infograph", "dacl")]
 GRAPH_DATA = ("mutag", "ptc_mr", "imdb_binary", "imdb_multi")
+DACL_IMAGE_ROWS = ("none", "gaussian", "dacl", "dacl_plus", "simclr", "simclr_dacl")
+IMIX_IMAGE_ROWS = ("npair", "imix", "moco", "imix_moco", "byol", "imix_byol")
 
 
 def _load(path):
@@ -27,6 +29,13 @@ CASES = (
     [(p, arg) for p in TABULAR + IMIX for arg in (None, "cpu")]
     + [(p, f"{ds}{quick}") for p in GRAPH for ds in GRAPH_DATA for quick in ("", ",quick")]
     + [("experiments/quickstart.py", None)]
+    + [
+        (f"experiments/dacl/image_{row}.py", arg)
+        for row in DACL_IMAGE_ROWS
+        for arg in (None, "cifar100", "cpu")
+        + (("imagenet",) if row in ("dacl", "simclr", "simclr_dacl") else ())
+    ]
+    + [(f"experiments/imix/image_{row}.py", a) for row in IMIX_IMAGE_ROWS for a in (None, "cpu")]
 )
 
 

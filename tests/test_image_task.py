@@ -181,6 +181,7 @@ def test_fashion_mnist_images_train_and_evaluate(tmp_path, monkeypatch):
         ("experiments/dacl/image_simclr_dacl.py", "cifar10"),
         ("experiments/dacl/image_simclr.py", "imagenet"),
         ("experiments/dacl/image_dacl.py", "imagenet"),
+        ("experiments/imix/image_imix_moco.py", "cifar10"),
     ],
 )
 def test_paper_configs_run_on_mock_data(tmp_path, path, arg):
@@ -189,7 +190,13 @@ def test_paper_configs_run_on_mock_data(tmp_path, path, arg):
     config = _shrink(_load(path, arg))
     if arg == "imagenet":
         config.data.image_size = 32  # host crops of varying-size mock images
+    if "queue_size" in config.method:
+        config.method.queue_size = 16  # wraps around within the run's two steps of 8
     with tfds.testing.mock_data(num_examples=16, policy=tfds.testing.MockPolicy.USE_CODE):
         results = training.train_and_evaluate(config, str(tmp_path))
+        if "queue_size" in config.method:  # the queue is in the checkpointed state, filled
+            state = training.load_run(config, str(tmp_path))[1]
+            keys = np.asarray(state.extra["queue"]["keys"])  # unit rows once written
+            np.testing.assert_allclose(np.linalg.norm(keys, axis=1), 1.0, rtol=1e-5)
     assert results["steps"] == 2 and np.isfinite(results["final_loss"])
     assert 0.0 <= results["test_top1"] <= 1.0

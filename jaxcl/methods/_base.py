@@ -153,6 +153,9 @@ class Method:
     # Image data of varying size (ImageNet): random resized crops the host takes per image
     # (0: one centre crop, for the methods that use no image augmentation).
     image_views: ClassVar[int] = 0
+    # The run's number of optimiser steps, set by the trainer when it builds the run (None
+    # before): schedules of the method's own that span the run (BYOL's EMA momentum).
+    total_steps: int | None = None
 
     def __init__(self, config: ml_collections.ConfigDict):
         self.config = config

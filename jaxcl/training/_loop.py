@@ -133,6 +133,7 @@ class Run:
     def build(cls, config, method, mesh) -> Run:
         task = _task.make_task(config, method, mesh)
         total_steps = task.steps_per_epoch * (config.train.epochs if method.pretrains else 0)
+        method.total_steps = total_steps  # e.g. BYOL's momentum schedule runs over the run
 
         def build_model():
             model = method.build(task.spec, rngs=nnx.Rngs(config.seed))

@@ -1,0 +1,284 @@
+"""Momentum methods on images: MoCo v2 and BYOL, each with and without i-Mix.
+
+Both keep a target copy of the encoder and projection head in the train state's ``extra``
+(checkpointed with the model), moved towards the online parameters after every applied
+update (:meth:`Method.after_update`). The target runs in training mode, so its batch norm
+uses the statistics of the batch it sees; its running averages are never used (only the
+online encoder is evaluated) and are not kept.
+
+Batch norm and MoCo's shuffle-BN: MoCo shuffles the key batch across GPUs because each GPU's
+batch norm sees only its own sub-batch, and statistics of a sub-batch that holds a query's
+own positive leak a signal between them. Here batch norm is over the global batch (the
+arrays are global under ``jit``; one set of statistics for all devices, as SimCLR's global
+BN and MoCo v3's SyncBN), so no sub-batch's statistics are tied to its queries and there is
+nothing to shuffle. The query and key batches still get separate statistics (two calls).
+
+MoCo v2 (He et al. 2020; Chen et al. 2020): the query network (encoder + 2-layer head) on
+the first view, the EMA key network (constant momentum ``momentum``) on the second; InfoNCE
+with each query's own key as the positive and a queue of ``queue_size`` past keys as the
+negatives (``N x (1 + K)`` logits). With i-Mix the logits are ``N x (N + K)``, the batch's
+keys then the queue's (the official code's ``mocon``), so that the virtual label ``1 - lam``
+on key ``perm(i)`` has a target. The keys are enqueued after the update
+(:func:`jaxcl.methods.enqueue`).
+
+BYOL (Grill et al. 2020): online encoder + projector + predictor, target encoder +
+projector by EMA with the cosine schedule ``1 - (1 - base) (cos(pi k / K) + 1) / 2`` over
+the run's ``K`` steps; the symmetric regression loss between normalised predictions and
+target projections. With i-Mix each view is mixed with one ``(lam, perm)`` per batch, and
+the target is ``lam * z_i + (1 - lam) * z_perm(i)`` in cosine (:func:`jaxcl.losses.
+imix_byol_loss`), both directions.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+from flax import nnx
+
+from jaxcl import augment, losses, mixers, models
+from jaxcl.methods._base import Batch, Method, build_encoder, register
+from jaxcl.methods._images import (
+    IMAGE_VIEW_DEFAULTS,
+    _check_image_views,
+    image_inputs,
+    simclr_views,
+)
+from jaxcl.methods._queue import enqueue, queue_init, queue_mask, queue_specs
+
+MIXES = {"mixup": mixers.imix_mixup, "cutmix": mixers.cutmix}
+
+
+def _check_mix(hp):
+    if hp.mix not in MIXES:
+        raise ValueError(f"config.method.mix = {hp.mix!r}: expected one of {sorted(MIXES)}")
+    if hp.alpha <= 0:
+        raise ValueError(f"config.method.alpha = {hp.alpha!r}: expected > 0")
+
+
+def _check_momentum(key, value):
+    if not 0.0 <= value < 1.0:
+        raise ValueError(f"config.method.{key} = {value!r}: expected a number in [0, 1)")
+
+
+def _target_params(model) -> dict:
+    params = nnx.state(model, nnx.Param)
+    return {"encoder": params["encoder"], "head": params["head"]}
+
+
+def _target_forward(model, target, x):
+    """The target network: the online encoder + head's graph with the EMA parameters, batch
+    norm on ``x``'s statistics (its updates discarded); no gradient flows back."""
+    target = jax.lax.stop_gradient(target)
+
+    def with_target(module, params):
+        graphdef, _, rest = nnx.split(module, nnx.Param, ...)
+        return nnx.merge(graphdef, params, rest, copy=True)
+
+    encoder = with_target(model.encoder, target["encoder"])
+    head = with_target(model.head, target["head"])
+    return jax.lax.stop_gradient(head(encoder(x)))
+
+
+def _ema(target, params, momentum):
+    online = {"encoder": params["encoder"], "head": params["head"]}
+    return jax.tree.map(lambda t, p: momentum * t + (1.0 - momentum) * p, target, online)
+
+
+@register
+class MoCo(Method):
+    """MoCo v2: EMA key encoder, a queue of past keys, InfoNCE on ``N x (N + K)`` logits."""
+
+    name = "moco"
+    defaults = {
+        "temperature": 0.2,
+        "momentum": 0.99,
+        "queue_size": 4096,
+        **IMAGE_VIEW_DEFAULTS,
+    }
+    model_defaults = {"head_depth": 2, "head_width": 2048, "embed_dim": 128}
+    data_kinds = ("image",)
+    image_views = 2
+
+    def __init__(self, config):
+        super().__init__(config)
+        _check_image_views(self.name, self.hp)
+        _check_momentum("momentum", self.hp.momentum)
+        if isinstance(self.hp.queue_size, bool) or self.hp.queue_size < 0:
+            raise ValueError(
+                f"config.method.queue_size = {self.hp.queue_size!r}: expected an int >= 0"
+            )
+
+    def init_extra(self, model, key):
+        return {
+            "target": _target_params(model),
+            "queue": queue_init(self.hp.queue_size, self.config.model.embed_dim),
+        }
+
+    def extra_specs(self, extra):
+        specs = jax.tree.map(lambda _: jax.sharding.PartitionSpec(), extra["target"])
+        return {"target": specs, "queue": queue_specs()}
+
+    def queries(self, key, a):
+        """The query batch and its virtual labels (no mixing: ``lam = 1``, identity)."""
+        return a, jnp.float32(1.0), jnp.arange(a.shape[0])
+
+    def contrast(self, q, k, lam, perm, queue):
+        """MoCo's loss: ``N x (1 + K)`` logits, each query's own key then the queue's keys."""
+        del lam, perm
+        q = losses.l2_normalize(q)
+        positive = jnp.sum(q * k, axis=-1, keepdims=True)
+        negative = q @ queue["keys"].T
+        negative = jnp.where(queue_mask(queue)[None, :], negative, -jnp.inf)
+        logits = jnp.concatenate([positive, negative], axis=1) / self.hp.temperature
+        return jnp.mean(jax.nn.logsumexp(logits, axis=1) - logits[:, 0])
+
+    def loss(self, model, batch: Batch, key, extra):
+        k_views, k_mix = jax.random.split(key)
+        a, b = simclr_views(k_views, batch.x, self.hp)
+        q_in, lam, perm = self.queries(k_mix, a)
+        q = model(q_in)
+        k = losses.l2_normalize(_target_forward(model, extra["target"], b))
+        loss = self.contrast(q, k, lam, perm, extra["queue"])
+        metrics = {"loss": loss, "lam": lam, "queue_filled": extra["queue"]["filled"] * 1.0}
+        return loss, metrics, k
+
+    def after_update(self, *, params, model_state, extra, outputs, step):
+        return {
+            "target": _ema(extra["target"], params, self.hp.momentum),
+            "queue": enqueue(extra["queue"], outputs),
+        }
+
+
+@register
+class IMixMoCo(MoCo):
+    """MoCo v2 + i-Mix: the queries mixed (mixup or CutMix, ``lam ~ Beta(alpha, alpha)``),
+    virtual labels ``lam`` on the own key and ``1 - lam`` on the partner's."""
+
+    name = "imix_moco"
+    defaults = {**MoCo.defaults, "alpha": 1.0, "mix": "mixup"}
+
+    def __init__(self, config):
+        super().__init__(config)
+        _check_mix(self.hp)
+
+    def queries(self, key, a):
+        return MIXES[self.hp.mix](key, a, alpha=self.hp.alpha)
+
+    def contrast(self, q, k, lam, perm, queue):
+        """i-Mix's ``N x (N + K)`` logits: the batch's keys then the queue's (the official
+        code's ``mocon``), so the partner's key ``perm(i)`` is a target."""
+        return losses.imix_npair_loss(
+            q,
+            k,
+            lam=lam,
+            perm=perm,
+            temperature=self.hp.temperature,
+            negatives=queue["keys"],
+            negatives_where=queue_mask(queue),
+        )
+
+
+class BYOLModel(nnx.Module):
+    """Online network: encoder, projector (``head``), predictor."""
+
+    def __init__(self, encoder, head, predictor):
+        self.encoder, self.head, self.predictor = encoder, head, predictor
+
+    def __call__(self, x):
+        return self.predictor(self.head(self.encoder(x)))
+
+
+def cosine_momentum(step, base, total):
+    """BYOL's target momentum at ``step``: from ``base`` to 1 over ``total`` steps."""
+    k = jnp.minimum(jnp.asarray(step, jnp.float32), total)
+    return 1.0 - (1.0 - base) * (jnp.cos(math.pi * k / max(total, 1)) + 1.0) / 2.0
+
+
+def byol_views(key, x, count=2):
+    """BYOL's two views (:data:`jaxcl.augment.BYOL_VIEWS`: blur 1.0 / 0.1, solarise 0 /
+    0.2), cropped on the device unless the host cropped."""
+    x = image_inputs(x)
+    host_cropped = x.ndim == 5
+    size = x.shape[2] if host_cropped else x.shape[1]
+    view = functools.partial(augment.byol_view, size=size, crop=not host_cropped)
+    if not host_cropped:
+        return augment.batch_views(key, x, view, settings=augment.BYOL_VIEWS[:count])
+    keys = jax.random.split(key, (count, x.shape[0]))
+    return tuple(
+        jax.vmap(functools.partial(view, **augment.BYOL_VIEWS[v]))(keys[v], x[:, v])
+        for v in range(count)
+    )
+
+
+@register
+class BYOL(Method):
+    """BYOL: predictor on the online side, EMA target with the cosine momentum schedule."""
+
+    name = "byol"
+    defaults = {"base_momentum": 0.99}
+    model_defaults = {"head_depth": 2, "head_width": 4096, "embed_dim": 256}
+    data_kinds = ("image",)
+    image_views = 2
+
+    def __init__(self, config):
+        super().__init__(config)
+        _check_momentum("base_momentum", self.hp.base_momentum)
+
+    def build(self, spec, rngs):
+        m = self.config.model
+        encoder, width = build_encoder(m, spec, rngs)
+        head = models.projection_head(
+            width, depth=m.head_depth, width=m.head_width, out_dim=m.embed_dim, rngs=rngs
+        )
+        predictor = models.projection_head(
+            m.embed_dim, depth=2, width=m.head_width, out_dim=m.embed_dim, rngs=rngs
+        )
+        return BYOLModel(encoder, head, predictor)
+
+    def init_extra(self, model, key):
+        return {"target": _target_params(model)}
+
+    def mix(self, key, a, b):
+        """The online inputs and each direction's virtual labels (``lam``, ``perm``); without
+        i-Mix ``lam = 1`` and the identity."""
+        one, identity = jnp.float32(1.0), jnp.arange(a.shape[0])
+        return a, b, (one, one), (identity, identity)
+
+    def loss(self, model, batch: Batch, key, extra):
+        k_views, k_mix = jax.random.split(key)
+        a, b = byol_views(k_views, batch.x)
+        a_in, b_in, (lam_a, lam_b), (perm_a, perm_b) = self.mix(k_mix, a, b)
+        p_a, p_b = jnp.split(model(jnp.concatenate([a_in, b_in])), 2)
+        z_a, z_b = jnp.split(_target_forward(model, extra["target"], jnp.concatenate([a, b])), 2)
+        loss = losses.imix_byol_loss(p_a, z_b, lam=lam_a, perm=perm_a) + losses.imix_byol_loss(
+            p_b, z_a, lam=lam_b, perm=perm_b
+        )
+        return loss, {"loss": loss, "lam": lam_a}
+
+    def after_update(self, *, params, model_state, extra, outputs, step):
+        total = self.total_steps or 1
+        tau = cosine_momentum(step, self.hp.base_momentum, total)
+        return {"target": _ema(extra["target"], params, tau)}
+
+
+@register
+class IMixBYOL(BYOL):
+    """BYOL + i-Mix: in each direction the online view is mixed (mixup or CutMix) with its own
+    ``(lam, perm)``, as the official code mixes each query of its symmetric loss."""
+
+    name = "imix_byol"
+    defaults = {**BYOL.defaults, "alpha": 1.0, "mix": "mixup"}
+
+    def __init__(self, config):
+        super().__init__(config)
+        _check_mix(self.hp)
+
+    def mix(self, key, a, b):
+        k_a, k_b = jax.random.split(key)
+        fn = MIXES[self.hp.mix]
+        a_mix, lam_a, perm_a = fn(k_a, a, alpha=self.hp.alpha)
+        b_mix, lam_b, perm_b = fn(k_b, b, alpha=self.hp.alpha)
+        return a_mix, b_mix, (lam_a, lam_b), (perm_a, perm_b)

@@ -1,0 +1,193 @@
+"""MoCo v2 and BYOL (with and without i-Mix): their losses against NumPy, the EMA targets,
+the queue, BYOL's cosine momentum, and the hyperparameter checks."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from flax import nnx
+
+from jaxcl import losses, methods, models, training
+from jaxcl.methods import _images, _momentum
+
+
+class Flat(nnx.Module):
+    def __init__(self, pixels, width, rngs):
+        self.linear = nnx.Linear(pixels, width, rngs=rngs)
+
+    def __call__(self, x):
+        return self.linear(x.reshape(x.shape[0], -1))
+
+
+def _batch(n=8, seed=0):
+    x = np.random.default_rng(seed).integers(0, 256, (n, 6, 6, 3), np.uint8)
+    return methods.Batch(x=jnp.asarray(x), y=jnp.zeros(n, jnp.int32))
+
+
+def _method(name, **hp):
+    config = training.base_config("cifar10", name)
+    config.model.embed_dim = 4
+    config.method.update(hp)
+    return methods.get(name)(config)
+
+
+def _moco_model(seed=0):
+    rngs = nnx.Rngs(seed)
+    return models.ContrastiveModel(Flat(108, 10, rngs), nnx.Linear(10, 4, rngs=rngs))
+
+
+def _np_normalize(x):
+    x = np.asarray(x, np.float64)
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+
+def _np_ce(logits, targets):
+    logits = logits - logits.max(axis=1, keepdims=True)
+    logp = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+    return -np.mean([logp[i, t] for i, t in enumerate(targets)])
+
+
+def _filled_queue(method, rows):
+    queue = methods.queue_init(method.hp.queue_size, 4)
+    return methods.enqueue(queue, jnp.asarray(_np_normalize(rows), jnp.float32))
+
+
+def test_moco_loss_is_infonce_over_own_key_and_written_queue_rows():
+    method = _method("moco", queue_size=16, temperature=0.2)
+    model = _moco_model()
+    extra = method.init_extra(model, jax.random.key(0))
+    # Perturb the target so that query and key networks differ.
+    extra["target"] = jax.tree.map(lambda t: t * 0.9, extra["target"])
+    rows = np.random.default_rng(1).normal(size=(8, 4))
+    extra["queue"] = _filled_queue(method, rows)  # 8 of 16 rows written
+    batch, key = _batch(), jax.random.key(3)
+    loss, metrics, keys = method.loss(model, batch, key, extra)
+
+    a, b = _images.simclr_views(jax.random.split(key)[0], batch.x, method.hp)
+    q = _np_normalize(model(a))
+    target = _moco_model()
+    nnx.update(target, {"encoder": extra["target"]["encoder"], "head": extra["target"]["head"]})
+    k = _np_normalize(target(b))
+    np.testing.assert_allclose(keys, k, atol=1e-5)
+    logits = np.concatenate([np.sum(q * k, 1, keepdims=True), q @ _np_normalize(rows).T], 1)
+    want = _np_ce(logits / 0.2, [0] * 8)
+    np.testing.assert_allclose(float(loss), want, rtol=1e-4)
+    assert float(metrics["queue_filled"]) == 8.0
+
+
+def test_imix_moco_uses_the_batch_keys_and_the_queue():
+    method = _method("imix_moco", queue_size=16, temperature=0.2, alpha=1.0)
+    q = jax.random.normal(jax.random.key(0), (8, 4))
+    k = losses.l2_normalize(jax.random.normal(jax.random.key(1), (8, 4)))
+    queue = _filled_queue(method, np.random.default_rng(2).normal(size=(4, 4)))
+    perm = jnp.asarray(np.random.default_rng(3).permutation(8))
+    got = method.contrast(q, k, jnp.float32(0.7), perm, queue)
+    qn, kn = _np_normalize(q), _np_normalize(k)
+    logits = np.concatenate([qn @ kn.T, qn @ _np_normalize(np.asarray(queue["keys"][:4])).T], 1)
+    logits = logits / 0.2
+    want = 0.7 * _np_ce(logits, range(8)) + 0.3 * _np_ce(logits, np.asarray(perm))
+    np.testing.assert_allclose(float(got), want, rtol=1e-4)
+
+
+def test_moco_after_update_moves_the_target_and_enqueues_the_keys():
+    method = _method("moco", queue_size=16, momentum=0.9)
+    model = _moco_model()
+    extra = method.init_extra(model, jax.random.key(0))
+    params = jax.tree.map(lambda p: p + 1.0, nnx.state(model, nnx.Param))
+    keys = losses.l2_normalize(jax.random.normal(jax.random.key(1), (8, 4)))
+    new = method.after_update(
+        params=params, model_state=None, extra=extra, outputs=keys, step=jnp.int32(0)
+    )
+    for t_new, t_old, p in zip(
+        jax.tree.leaves(new["target"]),
+        jax.tree.leaves(extra["target"]),
+        jax.tree.leaves({"encoder": params["encoder"], "head": params["head"]}),
+        strict=True,
+    ):
+        np.testing.assert_allclose(t_new, 0.9 * t_old + 0.1 * p, rtol=1e-6)
+    np.testing.assert_array_equal(new["queue"]["keys"][:8], keys)
+    assert int(new["queue"]["filled"]) == 8
+
+
+def test_byol_cosine_momentum_goes_from_base_to_one():
+    steps = jnp.arange(0, 101)
+    tau = np.asarray(_momentum.cosine_momentum(steps, 0.99, 100))
+    assert tau[0] == pytest.approx(0.99) and tau[-1] == pytest.approx(1.0)
+    assert tau[50] == pytest.approx(0.995, abs=1e-6)
+    assert np.all(np.diff(tau) >= 0)
+
+
+def _byol_model(seed=0):
+    rngs = nnx.Rngs(seed)
+    return _momentum.BYOLModel(
+        Flat(108, 10, rngs), nnx.Linear(10, 4, rngs=rngs), nnx.Linear(4, 4, rngs=rngs)
+    )
+
+
+@pytest.mark.parametrize("name", ["byol", "imix_byol"])
+def test_byol_loss_is_the_symmetric_regression(name):
+    method = _method(name)
+    model = _byol_model()
+    extra = method.init_extra(model, jax.random.key(0))
+    extra["target"] = jax.tree.map(lambda t: t * 1.1, extra["target"])
+    batch, key = _batch(), jax.random.key(5)
+    loss, _ = method.loss(model, batch, key, extra)
+
+    k_views, k_mix = jax.random.split(key)
+    a, b = _momentum.byol_views(k_views, batch.x)
+    a_in, b_in, (lam_a, lam_b), (perm_a, perm_b) = method.mix(k_mix, a, b)
+    target = _byol_model()
+    nnx.update(target, {"encoder": extra["target"]["encoder"], "head": extra["target"]["head"]})
+    z_a, z_b = (_np_normalize(target.head(target.encoder(v))) for v in (a, b))
+    p_a, p_b = _np_normalize(model(a_in)), _np_normalize(model(b_in))
+
+    def regression(p, z, lam, perm):
+        lam, perm = float(lam), np.asarray(perm)
+        cos = lam * np.sum(p * z, 1) + (1 - lam) * np.sum(p * z[perm], 1)
+        return np.mean(2 - 2 * cos)
+
+    want = regression(p_a, z_b, lam_a, perm_a) + regression(p_b, z_a, lam_b, perm_b)
+    np.testing.assert_allclose(float(loss), want, rtol=1e-4)
+    if name == "byol":
+        assert float(lam_a) == 1.0
+    else:
+        assert 0.0 <= float(lam_a) <= 1.0 and not np.array_equal(a_in, a)
+
+
+def test_byol_after_update_follows_the_run_length():
+    method = _method("byol", base_momentum=0.9)
+    method.total_steps = 10
+    model = _byol_model()
+    extra = method.init_extra(model, jax.random.key(0))
+    params = jax.tree.map(lambda p: p + 1.0, nnx.state(model, nnx.Param))
+    last = method.after_update(
+        params=params, model_state=None, extra=extra, outputs=None, step=jnp.int32(10)
+    )
+    jax.tree.map(np.testing.assert_allclose, last["target"], extra["target"])  # tau = 1
+    first = method.after_update(
+        params=params, model_state=None, extra=extra, outputs=None, step=jnp.int32(0)
+    )
+    jax.tree.map(
+        lambda n, o: np.testing.assert_allclose(n, o + 0.1, atol=1e-6),
+        first["target"],
+        extra["target"],
+    )
+
+
+@pytest.mark.parametrize(
+    "name, key, value, match",
+    [
+        ("moco", "momentum", 1.0, r"momentum = 1.0: expected a number in \[0, 1\)"),
+        ("moco", "queue_size", -1, "queue_size = -1: expected an int >= 0"),
+        ("imix_moco", "mix", "cutout", "mix = 'cutout': expected one of"),
+        ("imix_byol", "alpha", 0.0, "alpha = 0.0: expected > 0"),
+        ("byol", "base_momentum", -0.1, "base_momentum = -0.1"),
+    ],
+)
+def test_bad_momentum_hyperparameters_are_refused(name, key, value, match):
+    config = training.base_config("cifar10", name)
+    config.method[key] = value
+    with pytest.raises(training.ConfigError, match=match):
+        training.validate(config)
