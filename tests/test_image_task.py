@@ -200,3 +200,20 @@ def test_paper_configs_run_on_mock_data(tmp_path, path, arg):
             np.testing.assert_allclose(np.linalg.norm(keys, axis=1), 1.0, rtol=1e-5)
     assert results["steps"] == 2 and np.isfinite(results["final_loss"])
     assert 0.0 <= results["test_top1"] <= 1.0
+
+
+@pytest.mark.parametrize("row", ["dacl", "none"])
+def test_dacl_table_1_cifar10_column_runs_on_mock_data(tmp_path, row):
+    import tensorflow_datasets as tfds
+
+    config = _load("experiments/dacl/tabular_cifar10.py", f"{row},quick")
+    assert config.data.tfds_name == "cifar10" and config.model.encoder_depth == 12
+    config.data.data_dir = str(tmp_path)
+    with tfds.testing.mock_data(num_examples=16, policy=tfds.testing.MockPolicy.USE_CODE):
+        results = training.train_and_evaluate(config, str(tmp_path / "run"))
+    assert 0.0 <= results["test_top1"] <= 1.0
+    paper = _load("experiments/dacl/tabular_cifar10.py", row)
+    if row == "dacl":  # DACL §5.1's scale
+        assert (paper.train.batch_size, paper.train.epochs, paper.optim.lr) == (4096, 1000, 0.1)
+    else:
+        assert "batch_size" not in paper.train  # No-Pretraining does not train
