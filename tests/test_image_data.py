@@ -204,3 +204,18 @@ def test_imagenet_without_a_crop_is_refused(tmp_path):
         with pytest.raises(ValueError, match="varying size"):
             next(image_batches(source, batch_size=2))
         assert list(itertools.islice(image_batches(source, batch_size=2, crop=HostCrop(8)), 1))
+
+
+def test_consecutive_epochs_from_one_reader(tmp_path):
+    small_folder(tmp_path)
+    source = open_images("tiny", "train", tmp_path)
+    both = list(image_batches(source, batch_size=8, seed=2, epoch=3, start=1, epochs=2))
+    alone = list(image_batches(source, batch_size=8, seed=2, epoch=3, start=1)) + list(
+        image_batches(source, batch_size=8, seed=2, epoch=4)
+    )
+    assert len(both) == len(alone) == 4 + 5
+    for (a, la, _), (b, lb, _) in zip(both, alone, strict=True):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(la, lb)
+    with pytest.raises(ValueError, match="`epochs`=2: expected >= 1"):
+        next(image_batches(source, batch_size=8, epoch=None, epochs=2))

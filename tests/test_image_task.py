@@ -217,3 +217,24 @@ def test_dacl_table_1_cifar10_column_runs_on_mock_data(tmp_path, row):
         assert (paper.train.batch_size, paper.train.epochs, paper.optim.lr) == (4096, 1000, 0.1)
     else:
         assert "batch_size" not in paper.train  # No-Pretraining does not train
+
+
+def test_task_batches_continue_one_reader_and_resume_mid_epoch(tmp_path, monkeypatch):
+    raw = make_raw(n_train=40, n_test=16)
+    monkeypatch.setenv("JAXCL_FASHION_MNIST_DIR", str(write_fashion_dir(tmp_path / "idx", raw)))
+    config = _shrink(_load("experiments/dacl/image_dacl.py", "cpu"))
+    config.data.data_dir = str(tmp_path / "tfds")
+    config.train.epochs = 3
+    method = methods.get(config.method.name)(config)
+    task = training._image_task.ImageTask(config, method, training.make_mesh(1))
+    assert task.steps_per_epoch == 5
+    epoch0 = list(task.batches(0))
+    reader = task._reader
+    epoch1 = list(task.batches(1))
+    assert task._reader is reader  # the same grain reader (and worker processes) continues
+    fresh = training._image_task.ImageTask(config, method, training.make_mesh(1))
+    resumed = list(fresh.batches(1, start=2))  # a run restarted at step 7
+    assert len(resumed) == 3
+    for got, want in zip(resumed, epoch1[2:], strict=True):
+        np.testing.assert_array_equal(got.x, want.x)
+    assert not np.array_equal(epoch0[0].x, epoch1[0].x)  # each epoch its own order

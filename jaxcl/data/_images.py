@@ -276,8 +276,10 @@ def epoch_order(num_examples: int, seed: int, epoch: int) -> np.ndarray:
 
 @dataclasses.dataclass(frozen=True)
 class _ReadBatch:
-    """Batch number -> ``(images, labels)``: grain maps it over the batch numbers (in its
-    workers; picklable, stateless)."""
+    """Batch number -> ``(images, labels, real)``: grain maps it over the batch numbers (in its
+    workers; picklable, stateless). Training: number ``g`` is batch ``g % per_epoch`` of epoch
+    ``epoch + g // per_epoch`` (one reader spans consecutive epochs, so its worker processes
+    live across them); evaluation (``epoch=None``): the split in stored order."""
 
     source: ImageSource
     batch_size: int
@@ -285,13 +287,15 @@ class _ReadBatch:
     epoch: int | None  # None: the split in its stored order (evaluation)
     crop: HostCrop | None
 
-    def __call__(self, b: int):
+    def __call__(self, g: int):
         n = len(self.source)
         if self.epoch is None:
-            rows = np.arange(b * self.batch_size, min((b + 1) * self.batch_size, n))
+            epoch = 0
+            rows = np.arange(g * self.batch_size, min((g + 1) * self.batch_size, n))
         else:
-            order = epoch_order(n, self.seed, self.epoch)
-            rows = order[b * self.batch_size : (b + 1) * self.batch_size]
+            offset, b = divmod(g, n // self.batch_size)
+            epoch = self.epoch + offset
+            rows = epoch_order(n, self.seed, epoch)[b * self.batch_size : (b + 1) * self.batch_size]
         if self.crop is None:
             images, labels = self.source.read(rows)
         else:
@@ -300,7 +304,7 @@ class _ReadBatch:
                 [
                     self.crop(
                         e[self.source.image_key],
-                        np.random.default_rng([self.seed, self.epoch or 0, int(i)]),
+                        np.random.default_rng([self.seed, epoch, int(i)]),
                     )
                     for i, e in zip(rows, examples, strict=True)
                 ]
@@ -321,6 +325,7 @@ def image_batches(
     seed: int = 0,
     epoch: int | None = 0,
     start: int = 0,
+    epochs: int = 1,
     workers: int = 0,
     crop: HostCrop | None = None,
     buffer: int = 4,
@@ -335,6 +340,9 @@ def image_batches(
         split in its stored order, every example once, the last batch zero-padded
         (evaluation).
       start: the first batch number (a resumed run starts mid-epoch).
+      epochs: training only: the batches of ``epochs`` consecutive epochs from ``epoch``
+        (each its own order), one after the other, read by the same worker processes
+        (starting workers costs seconds; the trainer asks for all its remaining epochs).
       workers: grain worker processes (0: threads in this process).
       crop: a :class:`HostCrop` (required for images of varying size).
       buffer: batches read ahead per worker (or by the threads).
@@ -359,6 +367,11 @@ def image_batches(
     if epoch is not None:
         nonnegative_int(fn, "epoch", epoch)
     start = nonnegative_int(fn, "start", start)
+    epochs = nonnegative_int(fn, "epochs", epochs)
+    if epochs == 0 or (epoch is None and epochs != 1):
+        raise ValueError(
+            f"{fn}: `epochs`={epochs}: expected >= 1 (and 1 for an evaluation pass, epoch=None)"
+        )
     workers = nonnegative_int(fn, "workers", workers)
     if crop is None and not source.fixed_size:
         raise ValueError(
@@ -378,7 +391,7 @@ def image_batches(
     if start > count:
         raise ValueError(f"{fn}: `start`={start} is past the epoch's {count} batches")
     reader = _ReadBatch(source, batch_size, seed, epoch, crop)
-    ds = grain.MapDataset.range(start, count).map(reader)
+    ds = grain.MapDataset.range(start, count * epochs).map(reader)
     it = ds.to_iter_dataset(
         grain.ReadOptions(num_threads=1 if workers else 2, prefetch_buffer_size=buffer)
     )

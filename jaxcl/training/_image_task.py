@@ -94,6 +94,7 @@ class ImageTask:
 
     def __init__(self, config, method, mesh):
         self.config, self.method, self.mesh = config, method, mesh
+        self._reader, self._reader_at = None, None  # the training reader and its position
         cfg = config.data
         tfds_name, *_ = IMAGE_DATASETS[cfg.name]
         root = data_dir(cfg)
@@ -147,16 +148,29 @@ class ImageTask:
             return None
         return data_lib.HostCrop(self.size, views=self.method.image_views if train else 0)
 
-    def batches(self, epoch: int):
+    def batches(self, epoch: int, start: int = 0):
+        """Epoch ``epoch`` from its batch ``start``. One grain reader spans the run's remaining
+        epochs, so its worker processes start once: a call for the batch where the previous
+        call's reader stands continues that reader."""
         cfg = self.config
-        for images, labels, _ in data_lib.image_batches(
-            self.sources["pretrain"],
-            batch_size=cfg.train.batch_size,
-            seed=cfg.seed,
-            epoch=epoch,
-            workers=cfg.data.workers,
-            crop=self._crop(train=True),
-        ):
+        if self._reader is None or self._reader_at != (epoch, start):
+            self._reader = iter(
+                data_lib.image_batches(
+                    self.sources["pretrain"],
+                    batch_size=cfg.train.batch_size,
+                    seed=cfg.seed,
+                    epoch=epoch,
+                    start=start,
+                    epochs=max(1, cfg.train.epochs - epoch),
+                    workers=cfg.data.workers,
+                    crop=self._crop(train=True),
+                )
+            )
+        for b in range(start, self.steps_per_epoch):
+            self._reader_at = None
+            images, labels, _ = next(self._reader)
+            following = b + 1 == self.steps_per_epoch
+            self._reader_at = (epoch + 1, 0) if following else (epoch, b + 1)
             yield methods.Batch(x=images, y=labels)
 
     def batch_sharding(self):

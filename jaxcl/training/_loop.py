@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import itertools
 import time
 from collections.abc import Callable
@@ -299,6 +300,15 @@ def _run(config, workdir, method, mesh) -> dict:
     return results
 
 
+def _epoch_batches(task, epoch: int, index: int):
+    """Epoch ``epoch``'s batches from batch ``index``: the task's own ``start`` where its
+    ``batches`` takes one (no batch before it is read), else the skipped batches are drawn
+    and dropped."""
+    if "start" in inspect.signature(task.batches).parameters:
+        return task.batches(epoch, start=index)
+    return itertools.islice(task.batches(epoch), index, None)
+
+
 class _Loop:
     """The training loop: dispatch, metrics, checkpoints, evaluations, the non-finite stop."""
 
@@ -346,7 +356,7 @@ class _Loop:
         for step in range(self.start, self.total):
             epoch, index = divmod(step, steps_per_epoch)
             if index == 0 or step == self.start:
-                batches = itertools.islice(task.batches(epoch), index, None)
+                batches = _epoch_batches(task, epoch, index)
             state, metrics = train_step(state, task.place(next(batches)), key)
             self.pending.append((step, metrics))
             if len(self.pending) > _MAX_STEPS_IN_FLIGHT:

@@ -37,7 +37,8 @@ class Task(Protocol):
     def batches(self, epoch: int) -> Iterator[Any]:
         """The host-side batches of ``epoch``, a function of the seed and the epoch (so a
         restarted run sees the same): each global batch, or this host's part of it when the
-        task builds per-device parts (graph sub-batches)."""
+        task builds per-device parts (graph sub-batches). A task may take ``start=`` (the
+        first batch, for a run resumed mid-epoch) to avoid reading the batches before it."""
 
     def batch_sharding(self) -> Any:
         """The sharding (or a pytree prefix of shardings) of a placed batch, for ``jax.jit``."""
