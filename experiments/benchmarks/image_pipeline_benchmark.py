@@ -8,7 +8,8 @@ data set and worker count the script takes the first batch (its latency, worker 
 included, is reported apart), then times the next ``--batches`` batches, drawn as fast as the
 pipeline gives them: images/s = batch x batches / elapsed. The read-ahead filled while the
 first batch was awaited (about one batch per worker) is counted in that time, which raises the
-rate by a few per cent over 60 batches.
+rate by a few per cent over 60 batches. The trainer pays the start-up once per run: one reader
+(``image_batches(..., epochs=...)``) spans all its remaining epochs.
 
 Data sets:
 

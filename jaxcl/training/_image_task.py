@@ -304,25 +304,24 @@ class ImageTask:
 
         key = jax.random.key(seed)
         correct = seen = 0
-        for epoch in range(cfg.linear_epochs):
-            for b, (images, labels, _) in enumerate(
-                data_lib.image_batches(
-                    source,
-                    batch_size=batch,
-                    seed=seed,
-                    epoch=epoch,
-                    workers=self.config.data.workers,
-                    crop=self._crop(train=False),
-                )
-            ):
-                k = jax.random.fold_in(jax.random.fold_in(key, epoch), b)
-                placed = _mesh.shard_batch(images, self.mesh)
-                feats = jnp.asarray(features_fn(augment_batch(k, placed)), jnp.float32)
-                params, opt_state, _ = step(params, opt_state, feats, jnp.asarray(labels))
-                if epoch == cfg.linear_epochs - 1:
-                    pred = np.asarray(jnp.argmax(lm.logits(params, feats), -1))
-                    correct += int(np.sum(pred == labels))
-                    seen += len(labels)
+        reader = data_lib.image_batches(  # one reader (one set of workers) for all epochs
+            source,
+            batch_size=batch,
+            seed=seed,
+            epoch=0,
+            epochs=cfg.linear_epochs,
+            workers=self.config.data.workers,
+            crop=self._crop(train=False),
+        )
+        for g, (images, labels, _) in enumerate(reader):
+            epoch = g // steps_per_epoch
+            placed = _mesh.shard_batch(images, self.mesh)
+            feats = jnp.asarray(features_fn(augment_batch(jax.random.fold_in(key, g), placed)))
+            params, opt_state, _ = step(params, opt_state, feats.astype(jnp.float32), labels)
+            if epoch == cfg.linear_epochs - 1:  # training accuracy over the last epoch
+                pred = np.asarray(jnp.argmax(lm.logits(params, feats), -1))
+                correct += int(np.sum(pred == labels))
+                seen += len(labels)
         test_f, test_y = test
         return {
             "test_top1": lm.accuracy(params, test_f, test_y),
