@@ -17,7 +17,7 @@ from jaxcl.data import (
     prepare_fashion_mnist,
     write_tfds_images,
 )
-from jaxcl.data._images import crop_box_np
+from jaxcl.data._host_crop import crop_box_np
 
 
 def small_folder(tmp_path, n_train=40, n_test=12, shape=(8, 6, 3), name="tiny", seed=0):

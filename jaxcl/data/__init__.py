@@ -21,20 +21,14 @@ from jaxcl.data._gin import load_gin
 from jaxcl.data._graph_edit import drop_tagged_nodes
 from jaxcl.data._graph_io import GraphFormatError
 from jaxcl.data._graph_types import Graph, GraphDataset, NodeDataset
+from jaxcl.data._host_crop import HostCrop
 from jaxcl.data._idx import read_idx
-from jaxcl.data._images import (
-    HostCrop,
-    ImageSource,
-    epoch_order,
-    image_batches,
-    open_images,
-    prepare_fashion_mnist,
-    write_tfds_images,
-)
+from jaxcl.data._images import ImageSource, epoch_order, image_batches, open_images
 from jaxcl.data._planetoid import load_planetoid
 from jaxcl.data._sklearn import load_digits_tabular
 from jaxcl.data._splits import random_node_split, stratified_kfold
 from jaxcl.data._tfds import load_tfds_array_record
+from jaxcl.data._tfds_write import prepare_fashion_mnist, write_tfds_images
 from jaxcl.data._tu import load_tu
 
 __all__ = [

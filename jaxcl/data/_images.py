@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import pathlib
 from collections.abc import Iterator
 
 import numpy as np
 
 from jaxcl.data._arrays import nonnegative_int
 from jaxcl.data._batches import _batch_size
+from jaxcl.data._host_crop import HostCrop
 
 # The data sets the image task knows, with the splits it reads: (pretraining split, the
 # split the linear classifier is fitted on, test split). STL-10's pretraining split is
@@ -198,74 +198,6 @@ def open_images(
 
 
 # ---------------------------------------------------------------------------------------------
-# Host crops for images of varying size
-
-
-def crop_box_np(rng: np.random.Generator, height: int, width: int, scale, ratio):
-    """A random resized crop's box ``(top, left, h, w)``: torchvision's ``get_params`` (10
-    tries of area in ``scale`` and log-uniform ratio in ``ratio``, else a centre crop of the
-    ratio clamped to ``ratio``); the host twin of :func:`jaxcl.augment.crop_box`."""
-    area = height * width
-    log_ratio = np.log(ratio)
-    for _ in range(10):
-        target = area * rng.uniform(*scale)
-        aspect = np.exp(rng.uniform(*log_ratio))
-        w = int(round(np.sqrt(target * aspect)))
-        h = int(round(np.sqrt(target / aspect)))
-        if 0 < w <= width and 0 < h <= height:
-            return int(rng.integers(0, height - h + 1)), int(rng.integers(0, width - w + 1)), h, w
-    in_ratio = width / height
-    if in_ratio < min(ratio):
-        w, h = width, int(round(width / min(ratio)))
-    elif in_ratio > max(ratio):
-        h, w = height, int(round(height * max(ratio)))
-    else:
-        h, w = height, width
-    return (height - h) // 2, (width - w) // 2, h, w
-
-
-@dataclasses.dataclass(frozen=True)
-class HostCrop:
-    """Crops of varying-size images to ``size x size`` on the host (Pillow, bilinear).
-
-    Training (``views > 0``): ``views`` random resized crops per image (area ``scale``, ratio
-    ``ratio``, SimCLR's 0.08-1 and 3/4-4/3), drawn from ``np.random.default_rng([seed,
-    epoch, index])``; the batch is ``uint8 [batch, views, size, size, C]``. Evaluation
-    (``views == 0``): resize the shorter side to ``size / 0.875`` and take the centre
-    ``size x size`` (the usual ImageNet evaluation crop); ``uint8 [batch, size, size, C]``.
-    """
-
-    size: int
-    views: int = 2
-    scale: tuple = (0.08, 1.0)
-    ratio: tuple = (3 / 4, 4 / 3)
-
-    def __call__(self, image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        import PIL.Image
-
-        image = np.asarray(image, np.uint8)
-        channels = image.shape[-1]
-        pil = PIL.Image.fromarray(image[..., 0] if channels == 1 else image)
-        height, width = image.shape[:2]
-        out = []
-        if self.views == 0:
-            short = round(self.size / 0.875)
-            s = short / min(height, width)
-            h, w = max(self.size, round(height * s)), max(self.size, round(width * s))
-            top, left = (h - self.size) // 2, (w - self.size) // 2
-            resized = pil.resize((w, h), PIL.Image.BILINEAR)
-            crop = resized.crop((left, top, left + self.size, top + self.size))
-            return np.asarray(crop, np.uint8).reshape(self.size, self.size, channels)
-        for _ in range(self.views):
-            top, left, h, w = crop_box_np(rng, height, width, self.scale, self.ratio)
-            crop = pil.resize(
-                (self.size, self.size), PIL.Image.BILINEAR, box=(left, top, left + w, top + h)
-            )
-            out.append(np.asarray(crop, np.uint8).reshape(self.size, self.size, channels))
-        return np.stack(out)
-
-
-# ---------------------------------------------------------------------------------------------
 # Batches
 
 
@@ -406,85 +338,3 @@ def image_batches(
             grain.MultiprocessingOptions(num_workers=workers, per_worker_buffer_size=buffer)
         )
     yield from it
-
-
-# ---------------------------------------------------------------------------------------------
-# Writing a prepared folder (for data that tfds cannot fetch here, and for tests)
-
-
-def write_tfds_images(
-    data_dir: str | os.PathLike,
-    name: str,
-    splits: dict,
-    *,
-    num_classes: int,
-    version: str = "1.0.0",
-) -> pathlib.Path:
-    """Writes ``splits`` (``{split: (uint8 images [n, H, W, C], labels [n])}``) as a prepared
-    tfds folder ``<data_dir>/<name>/<version>/`` in array_record, readable by
-    ``tfds.data_source`` and :func:`open_images`; no TensorFlow needed.
-
-    The features are ``{"image": Image(shape=(H, W, C)) (PNG), "label":
-    ClassLabel(num_classes)}``, the layout that of ``tfds build``.
-    """
-    import io
-
-    import PIL.Image
-    import tensorflow_datasets as tfds
-    from array_record.python import array_record_module
-
-    first = next(iter(splits.values()))[0]
-    shape = tuple(int(s) for s in first.shape[1:])
-    features = tfds.features.FeaturesDict(
-        {
-            "image": tfds.features.Image(shape=shape),
-            "label": tfds.features.ClassLabel(num_classes=num_classes),
-        }
-    )
-    root = pathlib.Path(data_dir) / name / version
-    root.mkdir(parents=True, exist_ok=True)
-    split_infos = []
-    for split, (images, labels) in splits.items():
-        path = root / f"{name}-{split}.array_record-00000-of-00001"
-        tmp = path.with_name(path.name + ".tmp")
-        writer = array_record_module.ArrayRecordWriter(os.fspath(tmp), "group_size:1")
-        for image, label in zip(images, labels, strict=True):
-            png = io.BytesIO()
-            pil = image[..., 0] if image.shape[-1] == 1 else image
-            PIL.Image.fromarray(np.asarray(pil, np.uint8)).save(png, format="PNG", compress_level=1)
-            writer.write(features.serialize_example({"image": png.getvalue(), "label": int(label)}))
-        writer.close()
-        os.replace(tmp, path)
-        split_infos.append(
-            tfds.core.SplitInfo(name=split, shard_lengths=[len(labels)], num_bytes=0)
-        )
-    # dataset_info.json last: its presence is what marks the folder as prepared.
-    tfds.folder_dataset.write_metadata(
-        data_dir=root, features=features, split_infos=split_infos, check_data=False
-    )
-    return pathlib.Path(data_dir)
-
-
-def prepare_fashion_mnist(
-    data_dir: str | os.PathLike, idx_dir: str | os.PathLike | None = None
-) -> pathlib.Path:
-    """Prepares Fashion-MNIST as a tfds array_record folder from its idx files, offline.
-
-    The idx files come from ``idx_dir``, ``$JAXCL_FASHION_MNIST_DIR`` or the Debian package
-    ``dataset-fashion-mnist`` (see :func:`load_fashion_mnist`). Writes
-    ``<data_dir>/fashion_mnist/3.0.1/`` (tfds's version of the data set) unless it is already
-    there; the image task then streams it exactly as it streams CIFAR-10. Takes about 10 s.
-
-    Returns:
-      ``data_dir``.
-    """
-    import tensorflow_datasets as tfds
-
-    from jaxcl.data._fashion_mnist import read_fashion_mnist_splits
-
-    data_dir = pathlib.Path(os.path.expanduser(os.fspath(data_dir)))
-    if tfds.builder("fashion_mnist", data_dir=os.fspath(data_dir)).is_prepared():
-        return data_dir
-    raw = read_fashion_mnist_splits(idx_dir)
-    splits = {split: (images[..., None], labels) for split, (images, labels) in raw.items()}
-    return write_tfds_images(data_dir, "fashion_mnist", splits, num_classes=10, version="3.0.1")

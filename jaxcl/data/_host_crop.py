@@ -1,0 +1,72 @@
+"""Host crops of images of varying size (ImageNet): random resized crops for training, a
+centre crop for evaluation, with Pillow, seeded per example."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+
+def crop_box_np(rng: np.random.Generator, height: int, width: int, scale, ratio):
+    """A random resized crop's box ``(top, left, h, w)``: torchvision's ``get_params`` (10
+    tries of area in ``scale`` and log-uniform ratio in ``ratio``, else a centre crop of the
+    ratio clamped to ``ratio``); the host twin of :func:`jaxcl.augment.crop_box`."""
+    area = height * width
+    log_ratio = np.log(ratio)
+    for _ in range(10):
+        target = area * rng.uniform(*scale)
+        aspect = np.exp(rng.uniform(*log_ratio))
+        w = int(round(np.sqrt(target * aspect)))
+        h = int(round(np.sqrt(target / aspect)))
+        if 0 < w <= width and 0 < h <= height:
+            return int(rng.integers(0, height - h + 1)), int(rng.integers(0, width - w + 1)), h, w
+    in_ratio = width / height
+    if in_ratio < min(ratio):
+        w, h = width, int(round(width / min(ratio)))
+    elif in_ratio > max(ratio):
+        h, w = height, int(round(height * max(ratio)))
+    else:
+        h, w = height, width
+    return (height - h) // 2, (width - w) // 2, h, w
+
+
+@dataclasses.dataclass(frozen=True)
+class HostCrop:
+    """Crops of varying-size images to ``size x size`` on the host (Pillow, bilinear).
+
+    Training (``views > 0``): ``views`` random resized crops per image (area ``scale``, ratio
+    ``ratio``, SimCLR's 0.08-1 and 3/4-4/3), drawn from ``np.random.default_rng([seed,
+    epoch, index])``; the batch is ``uint8 [batch, views, size, size, C]``. Evaluation
+    (``views == 0``): resize the shorter side to ``size / 0.875`` and take the centre
+    ``size x size`` (the usual ImageNet evaluation crop); ``uint8 [batch, size, size, C]``.
+    """
+
+    size: int
+    views: int = 2
+    scale: tuple = (0.08, 1.0)
+    ratio: tuple = (3 / 4, 4 / 3)
+
+    def __call__(self, image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        import PIL.Image
+
+        image = np.asarray(image, np.uint8)
+        channels = image.shape[-1]
+        pil = PIL.Image.fromarray(image[..., 0] if channels == 1 else image)
+        height, width = image.shape[:2]
+        out = []
+        if self.views == 0:
+            short = round(self.size / 0.875)
+            s = short / min(height, width)
+            h, w = max(self.size, round(height * s)), max(self.size, round(width * s))
+            top, left = (h - self.size) // 2, (w - self.size) // 2
+            resized = pil.resize((w, h), PIL.Image.BILINEAR)
+            crop = resized.crop((left, top, left + self.size, top + self.size))
+            return np.asarray(crop, np.uint8).reshape(self.size, self.size, channels)
+        for _ in range(self.views):
+            top, left, h, w = crop_box_np(rng, height, width, self.scale, self.ratio)
+            crop = pil.resize(
+                (self.size, self.size), PIL.Image.BILINEAR, box=(left, top, left + w, top + h)
+            )
+            out.append(np.asarray(crop, np.uint8).reshape(self.size, self.size, channels))
+        return np.stack(out)
