@@ -67,8 +67,6 @@ logging.getLogger("absl").addFilter(lambda r: "OpenCV is not installed" not in r
 DEFAULT_OUT = pathlib.Path(__file__).resolve().parent / "results"
 STEP_BENCHMARK = "simclr_step_benchmark.json"
 STEP_BATCH = 512
-RATE_KEYS = ("images_per_s", "images_per_second", "examples_per_s", "examples_per_second")
-BATCH_KEYS = ("batch", "batch_size")
 
 
 def parse_args() -> argparse.Namespace:
@@ -118,20 +116,6 @@ def parse_args() -> argparse.Namespace:
 # The step's consumption
 
 
-def _rate_records(tree, path: str = ""):
-    """``(path, batch or None, images/s, record)`` of every dict in ``tree`` that holds a rate."""
-    if isinstance(tree, dict):
-        rate = next((k for k in RATE_KEYS if isinstance(tree.get(k), int | float)), None)
-        if rate is not None:
-            batch = next((tree[k] for k in BATCH_KEYS if isinstance(tree.get(k), int)), None)
-            yield f"{path}.{rate}".lstrip("."), batch, float(tree[rate]), tree
-        for k, v in tree.items():
-            yield from _rate_records(v, f"{path}.{k}")
-    elif isinstance(tree, list):
-        for i, v in enumerate(tree):
-            yield from _rate_records(v, f"{path}[{i}]")
-
-
 def step_consumption(args) -> dict | None:
     """The SimCLR step's images/s at batch 512: ``--step-images-per-second``, else the fastest
     batch-512 record of the step benchmark's JSON (a record without a batch size counts when it
@@ -146,19 +130,17 @@ def step_consumption(args) -> dict | None:
         )
         return None
     record = json.loads(path.read_text())
-    found = list(_rate_records(record))
-    at_batch = [r for r in found if r[1] == STEP_BATCH]
-    if not at_batch and len(found) == 1 and found[0][1] is None:
-        at_batch = found
-    if not at_batch:
+    batch = record.get("setup", {}).get("batch")
+    rate = record.get("jaxcl", {}).get("images_per_s")
+    if batch != STEP_BATCH or not isinstance(rate, int | float):
         print(
-            f"# {path} holds no images/s ({' or '.join(RATE_KEYS)}) at batch {STEP_BATCH}; "
+            f"# {path} holds no jaxcl images/s at batch {STEP_BATCH} (setup.batch = {batch!r}); "
             "pass --step-images-per-second"
         )
         return None
-    key, _, rate, rec = max(at_batch, key=lambda r: r[2])
-    env = record.get("env", {}) if isinstance(record, dict) else {}
-    device = rec.get("device") or (record.get("device") if isinstance(record, dict) else None)
+    key = "jaxcl.images_per_s"
+    env = record.get("env", {})
+    device = record.get("device")
     return {
         "images_per_s": rate,
         "source": f"{path.name}: {key}",

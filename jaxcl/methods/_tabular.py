@@ -18,8 +18,10 @@ class TwoViews(Method):
     sees all 2N rows), then NT-Xent between them (DACL Algorithm 1).
 
     Subclasses give :meth:`view`, one view drawn with its own key; :meth:`views` draws two
-    independently.
+    independently. On images the views are of the whole images in ``[0, 1]``.
     """
+
+    data_kinds = ("tabular", "image")
 
     def view(self, key: jax.Array, x: jax.Array) -> jax.Array:
         raise NotImplementedError
@@ -27,8 +29,6 @@ class TwoViews(Method):
     def views(self, key: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array]:
         k1, k2 = jax.random.split(key)
         return self.view(k1, x), self.view(k2, x)
-
-    data_kinds = ("tabular", "image")
 
     def loss(self, model, batch: Batch, key, extra):
         x = batch.x if batch.x.ndim == 2 else whole_images(batch.x)
@@ -114,7 +114,7 @@ class Supervised(Method):
         return models.Classifier(encoder, width, spec.num_classes, rngs=rngs)
 
     def loss(self, model, batch: Batch, key, extra):
-        logits = model(batch.x if batch.x.ndim <= 4 else batch.x[:, 0])
+        logits = model(batch.x)
         loss = optax.softmax_cross_entropy_with_integer_labels(logits, batch.y).mean()
         accuracy = jnp.mean(jnp.argmax(logits, axis=-1) == batch.y)
         return loss, {"loss": loss, "train_accuracy": accuracy}
