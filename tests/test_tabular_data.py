@@ -390,7 +390,7 @@ def test_tfds_path_equals_idx_path(tmp_path):
 
 
 def test_tfds_not_prepared_message(tmp_path):
-    with pytest.raises(FileNotFoundError, match="no prepared `fashion_mnist`") as info:
+    with pytest.raises(FileNotFoundError, match="`fashion_mnist` is not prepared") as info:
         load_tfds_array_record(tmp_path, "fashion_mnist")
     assert "tfds build fashion_mnist --file_format=array_record" in str(info.value)
     assert str(tmp_path) in str(info.value)
@@ -398,9 +398,9 @@ def test_tfds_not_prepared_message(tmp_path):
 
 def test_tfds_bad_keys(tmp_path):
     data_dir = write_tfds_array_record(tmp_path, make_raw(n_train=10, n_test=10))
-    with pytest.raises(ValueError, match="has no feature 'pixels'"):
+    with pytest.raises(ValueError, match="'pixels': `fashion_mnist` has no such feature"):
         load_tfds_array_record(data_dir, image_key="pixels")
-    with pytest.raises(ValueError, match="must name a uint8 tfds.features.Image"):
+    with pytest.raises(ValueError, match="`image_key`='label' must name a uint8 Image"):
         load_tfds_array_record(data_dir, image_key="label")
 
 

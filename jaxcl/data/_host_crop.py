@@ -54,7 +54,6 @@ class HostCrop:
         channels = image.shape[-1]
         pil = PIL.Image.fromarray(image[..., 0] if channels == 1 else image)
         height, width = image.shape[:2]
-        out = []
         if self.views == 0:
             short = round(self.size / 0.875)
             s = short / min(height, width)
@@ -63,6 +62,7 @@ class HostCrop:
             resized = pil.resize((w, h), PIL.Image.BILINEAR)
             crop = resized.crop((left, top, left + self.size, top + self.size))
             return np.asarray(crop, np.uint8).reshape(self.size, self.size, channels)
+        out = []
         for _ in range(self.views):
             top, left, h, w = crop_box_np(rng, height, width, self.scale, self.ratio)
             crop = pil.resize(

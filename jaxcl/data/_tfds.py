@@ -4,8 +4,7 @@
 NumPy (PNG through Pillow or OpenCV), so this path needs tensorflow-datasets and
 array_record, not TensorFlow. A prepared folder is made on any machine that has TensorFlow
 and network access (``tfds build fashion_mnist --file_format=array_record``) and copied
-over; ``tests/test_tabular_data.py`` shows how to write a small one by hand
-(``array_record`` writer + ``tfds.folder_dataset.write_metadata``).
+over; :func:`jaxcl.data.write_tfds_images` writes one from arrays without TensorFlow.
 """
 
 from __future__ import annotations
@@ -15,59 +14,18 @@ import os
 import numpy as np
 
 from jaxcl.data._arrays import ArrayDataset, nonnegative_int, tabular_from_images
+from jaxcl.data._images import open_images
 
-# Records fetched per `__getitems__` call: bounds the list of decoded examples held at once.
+# Records read per call: bounds the list of decoded examples held at once.
 _READ_CHUNK = 4096
 
 
-def _not_prepared_error(name: str, data_dir, builder) -> FileNotFoundError:
-    return FileNotFoundError(
-        f"load_tfds_array_record: no prepared `{name}` found in data_dir={data_dir!s} "
-        f"(looked for {builder.data_dir}/dataset_info.json and its array_record shards). "
-        "tfds.data_source does not download. Prepare the folder on a machine with TensorFlow "
-        f"and network access: `tfds build {name} --file_format=array_record "
-        "--data_dir=DIR`, then copy DIR here and pass it as `data_dir`. For Fashion-MNIST "
-        "idx files (Debian package dataset-fashion-mnist) use `load_fashion_mnist` instead."
-    )
-
-
-def _open_sources(tfds, name: str, data_dir, splits: list[str]):
-    try:
-        return tfds.data_source(name, split=splits, data_dir=data_dir, download=False)
-    except (NotImplementedError, AssertionError) as e:
-        # tfds answers "random access not supported for TFRECORD" both when the folder holds
-        # tfrecord shards and when it holds nothing at all; tell the two apart.
-        builder = tfds.builder(name, data_dir=data_dir)
-        if not builder.is_prepared():
-            raise _not_prepared_error(name, data_dir, builder) from e
-        raise ValueError(
-            f"load_tfds_array_record: `{name}` in {builder.data_dir} is prepared as "
-            f"{builder.info.file_format}, tfds.data_source needs array_record. Convert it with "
-            "`tfds convert_format --out_file_format=array_record ...` or rebuild it with "
-            f"`tfds build {name} --file_format=array_record`."
-        ) from e
-
-
-def _get_many(source, keys: list[int]) -> list:
-    try:
-        # Batched reads are about 3x faster than one `source[i]` per record.
-        return source.__getitems__(keys)
-    except TypeError:
-        # tfds.testing.mock_data (tfds 4.9) patches `__getitems__` with a function that misses
-        # its `self` argument; single-record reads work there. A genuine TypeError recurs below.
-        return [source[i] for i in keys]
-
-
-def _read_all(source, image_key: str, label_key: str) -> tuple[np.ndarray, np.ndarray]:
-    images, labels = [], []
+def _read_all(source) -> tuple[np.ndarray, np.ndarray]:
     n = len(source)
-    for start in range(0, n, _READ_CHUNK):
-        for example in _get_many(source, list(range(start, min(start + _READ_CHUNK, n)))):
-            images.append(example[image_key])
-            labels.append(example[label_key])
-    if not images:
+    if n == 0:
         raise ValueError(f"load_tfds_array_record: split {source.split!r} has no examples")
-    return np.stack(images), np.asarray(labels)
+    parts = [source.read(range(i, min(i + _READ_CHUNK, n))) for i in range(0, n, _READ_CHUNK)]
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
 def load_tfds_array_record(
@@ -123,40 +81,20 @@ def load_tfds_array_record(
     """
     fn = "load_tfds_array_record"
     nonnegative_int(fn, "permutation_seed", permutation_seed)
-    # Imported here: tensorflow-datasets takes seconds to import and only this loader needs it.
-    import tensorflow_datasets as tfds
-
-    if data_dir is not None:
-        data_dir = os.path.expanduser(os.fspath(data_dir))
-    train_source, test_source = _open_sources(tfds, name, data_dir, [train_split, test_split])
-
-    features = train_source.dataset_info.features
-    for key in (image_key, label_key):
-        if key not in features:
-            raise ValueError(
-                f"{fn}: `{name}` has no feature {key!r}; its features are {sorted(features)}"
-            )
-    image_feature, label_feature = features[image_key], features[label_key]
-    if not isinstance(image_feature, tfds.features.Image) or image_feature.np_dtype != np.uint8:
-        raise ValueError(
-            f"{fn}: `image_key`={image_key!r} must name a uint8 tfds.features.Image, got "
-            f"{image_feature!r}"
-        )
-    if not isinstance(label_feature, tfds.features.ClassLabel):
-        raise ValueError(
-            f"{fn}: `label_key`={label_key!r} must name a tfds.features.ClassLabel, got "
-            f"{label_feature!r}"
-        )
-
-    train_images, train_labels = _read_all(train_source, image_key, label_key)
-    test_images, test_labels = _read_all(test_source, image_key, label_key)
+    # The image task's streaming sources (same checks and messages), read whole here.
+    train, test = (
+        open_images(name, split, data_dir, image_key=image_key, label_key=label_key)
+        for split in (train_split, test_split)
+    )
+    train_images, train_labels = _read_all(train)
+    test_images, test_labels = _read_all(test)
     return tabular_from_images(
-        train_source.dataset_info.name,
+        train.name,
         train_images,
         train_labels,
         test_images,
         test_labels,
-        num_classes=int(label_feature.num_classes),
+        num_classes=train.num_classes,
         permute=permute,
         permutation_seed=permutation_seed,
         standardize=standardize,

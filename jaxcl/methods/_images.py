@@ -20,21 +20,16 @@ from jaxcl.methods._base import Batch, Method, register
 IMAGE_VIEW_DEFAULTS = {"color_strength": 0.5, "blur_p": 0.0, "crop_min_scale": 0.08}
 
 
-def image_inputs(x: jax.Array) -> jax.Array:
-    """uint8 images (whole or host crops) as float32 in ``[0, 1]``."""
-    return augment.to_unit_range(x)
-
-
 def whole_images(x: jax.Array) -> jax.Array:
     """The images the domain-agnostic rows mix: whole images in ``[0, 1]`` (the first host
     crop where the host cropped, i.e. ImageNet's centre crop: see ``Method.image_views``)."""
-    x = image_inputs(x)
+    x = augment.to_unit_range(x)
     return x[:, 0] if x.ndim == 5 else x
 
 
 def simclr_views(key, x, hp, count: int = 2) -> tuple[jax.Array, ...]:
     """``count`` SimCLR views of a batch (crop on the device unless the host cropped)."""
-    x = image_inputs(x)
+    x = augment.to_unit_range(x)
     host_cropped = x.ndim == 5
     size = x.shape[2] if host_cropped else x.shape[1]
     view = functools.partial(
@@ -64,25 +59,31 @@ def _check_image_views(name, hp):
         raise ValueError(f"config.method.temperature = {hp.temperature!r}: expected > 0 ({name})")
 
 
-def _pair_loss(model, a, b, temperature):
-    z1, z2 = jnp.split(model(jnp.concatenate([a, b], axis=0)), 2, axis=0)
-    return losses.nt_xent(z1, z2, temperature=temperature)
+class ImageViewsMethod(Method):
+    """A method on images whose views are SimCLR's (:func:`simclr_views`, hyperparameters
+    :data:`IMAGE_VIEW_DEFAULTS`), two per image; checks them when built."""
 
-
-@register
-class SimCLR(Method):
-    """SimCLR: two augmented views per image, NT-Xent over the global batch (2N - 2
-    negatives per anchor). CIFAR's setting by default: colour strength 0.5, no blur
-    (ImageNet: strength 1.0, blur p 0.5), temperature 0.5."""
-
-    name = "simclr"
-    defaults = {"temperature": 0.5, **IMAGE_VIEW_DEFAULTS}
     data_kinds = ("image",)
     image_views = 2
 
     def __init__(self, config):
         super().__init__(config)
         _check_image_views(self.name, self.hp)
+
+
+def _pair_loss(model, a, b, temperature):
+    z1, z2 = jnp.split(model(jnp.concatenate([a, b], axis=0)), 2, axis=0)
+    return losses.nt_xent(z1, z2, temperature=temperature)
+
+
+@register
+class SimCLR(ImageViewsMethod):
+    """SimCLR: two augmented views per image, NT-Xent over the global batch (2N - 2
+    negatives per anchor). CIFAR's setting by default: colour strength 0.5, no blur
+    (ImageNet: strength 1.0, blur p 0.5), temperature 0.5."""
+
+    name = "simclr"
+    defaults = {"temperature": 0.5, **IMAGE_VIEW_DEFAULTS}
 
     def loss(self, model, batch: Batch, key, extra):
         a, b = simclr_views(key, batch.x, self.hp)
@@ -113,18 +114,12 @@ class SimCLRDACL(SimCLR):
 
 
 @register
-class ImageNPair(Method):
+class ImageNPair(ImageViewsMethod):
     """i-Mix's N-pair baseline on images: two SimCLR views, one-directional InfoNCE of the
     first view's embeddings against the second's over the global batch."""
 
     name = "npair_image"
     defaults = {"temperature": 0.2, **IMAGE_VIEW_DEFAULTS}
-    data_kinds = ("image",)
-    image_views = 2
-
-    def __init__(self, config):
-        super().__init__(config)
-        _check_image_views(self.name, self.hp)
 
     def loss(self, model, batch: Batch, key, extra):
         a, b = simclr_views(key, batch.x, self.hp)

@@ -40,12 +40,7 @@ from flax import nnx
 
 from jaxcl import augment, losses, mixers, models
 from jaxcl.methods._base import Batch, Method, build_encoder, register
-from jaxcl.methods._images import (
-    IMAGE_VIEW_DEFAULTS,
-    _check_image_views,
-    image_inputs,
-    simclr_views,
-)
+from jaxcl.methods._images import IMAGE_VIEW_DEFAULTS, ImageViewsMethod, simclr_views
 from jaxcl.methods._queue import enqueue, queue_init, queue_mask, queue_specs
 
 MIXES = {"mixup": mixers.imix_mixup, "cutmix": mixers.cutmix}
@@ -88,8 +83,8 @@ def _ema(target, params, momentum):
 
 
 @register
-class MoCo(Method):
-    """MoCo v2: EMA key encoder, a queue of past keys, InfoNCE on ``N x (N + K)`` logits."""
+class MoCo(ImageViewsMethod):
+    """MoCo v2: EMA key encoder, a queue of past keys, InfoNCE on ``N x (1 + K)`` logits."""
 
     name = "moco"
     defaults = {
@@ -99,12 +94,9 @@ class MoCo(Method):
         **IMAGE_VIEW_DEFAULTS,
     }
     model_defaults = {"head_depth": 2, "head_width": 2048, "embed_dim": 128}
-    data_kinds = ("image",)
-    image_views = 2
 
     def __init__(self, config):
         super().__init__(config)
-        _check_image_views(self.name, self.hp)
         _check_momentum("momentum", self.hp.momentum)
         if isinstance(self.hp.queue_size, bool) or self.hp.queue_size < 0:
             raise ValueError(
@@ -200,7 +192,7 @@ def cosine_momentum(step, base, total):
 def byol_views(key, x, count=2):
     """BYOL's two views (:data:`jaxcl.augment.BYOL_VIEWS`: blur 1.0 / 0.1, solarise 0 /
     0.2), cropped on the device unless the host cropped."""
-    x = image_inputs(x)
+    x = augment.to_unit_range(x)
     host_cropped = x.ndim == 5
     size = x.shape[2] if host_cropped else x.shape[1]
     view = functools.partial(augment.byol_view, size=size, crop=not host_cropped)

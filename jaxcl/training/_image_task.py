@@ -215,9 +215,14 @@ class ImageTask:
         every = self.config.train.get("knn_every_epochs", 0)
         return bool(every) and epoch % every == 0
 
-    def _knn(self, features_fn, test=None):
+    def _knn(self, features_fn, test=None, train=None):
+        """kNN on the first ``eval.knn_max_train`` training images (from ``train``'s
+        features when they are at hand)."""
         cfg = self.config.eval
-        train_f, train_y = self._features(features_fn, "train", cfg.knn_max_train)
+        if train is None:
+            train_f, train_y = self._features(features_fn, "train", cfg.knn_max_train)
+        else:
+            train_f, train_y = (a[: cfg.knn_max_train] for a in train)
         test_f, test_y = test if test is not None else self._features(features_fn, "test")
         return evaluation.knn_accuracy(
             train_f,
@@ -241,17 +246,17 @@ class ImageTask:
                 total += real
             return {"test_top1": correct / total}
         test = self._features(features_fn, "test")
+        train = None
         if cfg.linear_augment:
             probe = self._augmented_probe(features_fn, test)
         else:
-            train_f, train_y = self._features(features_fn, "train")
+            train = self._features(features_fn, "train")
             probe = evaluation.linear_probe(
-                train_f,
-                train_y,
+                *train,
                 *test,
                 num_classes=self.spec.num_classes,
                 epochs=cfg.linear_epochs,
-                batch_size=min(cfg.linear_batch_size, len(train_y)),
+                batch_size=min(cfg.linear_batch_size, len(train[1])),
                 learning_rate=cfg.linear_lr,
                 optimizer=cfg.linear_optimizer,
                 seed=self.config.seed,
@@ -259,7 +264,7 @@ class ImageTask:
         return {
             "test_top1": float(probe["test_top1"]),
             "linear_train_top1": float(probe["train_top1"]),
-            "knn_top1": float(self._knn(features_fn, test)),
+            "knn_top1": float(self._knn(features_fn, test, train)),
         }
 
     def _augmented_probe(self, features_fn, test) -> dict:
