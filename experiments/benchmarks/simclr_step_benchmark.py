@@ -48,6 +48,11 @@ waited for; images/s = batch / median step time.
 Target (issue): at batch 512, jaxcl's images/s at least 1.3x PyTorch eager's and at least
 1x PyTorch's under ``torch.compile``, on the same CPU.
 
+XLA:CPU's convolutions: jaxcl's side runs them with Eigen, as jaxcl's trainer does
+(``config.train.eigen_cpu_convolutions``, :func:`jaxcl.training.eigen_cpu_convolutions`);
+``--cpu-convolutions ynnpack`` keeps jaxlib 0.10's default, YNNPACK (figures saved with a
+``_ynnpack`` suffix).
+
 Time on a quiet machine: on cores shared with other jobs PyTorch's OpenMP threads wait for
 each other at every operation, which says nothing about either library. ``--torch-threads``
 sets PyTorch's thread count (default: all cores); jaxcl uses XLA's default (all cores).
@@ -99,6 +104,13 @@ def parse_args() -> argparse.Namespace:
         default=None,
         help="also time the PyTorch step under torch.compile (default: on, off with --quick)",
     )
+    parser.add_argument(
+        "--cpu-convolutions",
+        choices=["eigen", "ynnpack"],
+        default="eigen",
+        help="XLA:CPU's convolution library for jaxcl: eigen (default; what the trainer sets, "
+        "jaxcl.training.eigen_cpu_convolutions) or ynnpack (jaxlib 0.10's own default)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT)
     _common.add_worker_flags(parser)
@@ -138,6 +150,8 @@ def jax_worker(args) -> dict:
     from jaxcl.methods import _images
 
     rss_after_imports = _common.peak_rss_bytes()
+    # As the trainer (config.train.eigen_cpu_convolutions), before JAX's backends exist.
+    eigen = args.cpu_convolutions == "eigen" and training.eigen_cpu_convolutions()
     config = training.base_config("cifar10", "simclr", optimizer="lars")
     config.model.update(
         resnet_depth=RESNET_DEPTH,
@@ -261,6 +275,7 @@ def jax_worker(args) -> dict:
         jax.block_until_ready((state, metrics))
         seconds.append(time.perf_counter() - start)
     return _common.jax_report(
+        eigen_cpu_convolutions=bool(eigen),
         reused=reused,
         rss_after_imports=rss_after_imports,
         check=check,
@@ -577,6 +592,7 @@ def run_worker(kind: str, args, exchange: pathlib.Path) -> dict:
         f"--exchange={exchange}",
         f"--torch-threads={args.torch_threads}",
         f"--host-memory={args.host_memory}",
+        f"--cpu-convolutions={args.cpu_convolutions}",
         "--torch-compile" if args.torch_compile else "--no-torch-compile",
     ]
     return _common.run_worker(__file__, cmd, kind)
@@ -661,11 +677,16 @@ def main() -> None:
     env["jax_device"], env["torch_device"] = jax_r["device"], torch_r["device"]
     env["torch_threads"] = torch_r["threads"]
     env["host_memory"] = args.host_memory
+    env["cpu_convolutions"] = args.cpu_convolutions
     env["torchvision_cpp_ops"] = torch_r["torchvision_cpp_ops"]
     print(
         f"# jaxcl on {env['jax_device']}; PyTorch on {env['torch_device']} with "
         f"{env['torch_threads']} threads (torchvision C++ operators loaded: "
         f"{torch_r['torchvision_cpp_ops']}, unused here)"
+    )
+    print(
+        f"# jaxcl's XLA:CPU convolutions: {args.cpu_convolutions} (Eigen flag applied: "
+        f"{jax_r['eigen_cpu_convolutions']})"
     )
     print(
         f"# host memory: {args.host_memory} (freed memory kept for reuse: jaxcl "
@@ -754,7 +775,8 @@ def main() -> None:
         "simclr_step_benchmark",
         record,
         lambda path: plot(jax_r, torch_r, args.batch, path, env),
-        settings=_common.host_memory_settings(args),
+        settings=_common.host_memory_settings(args)
+        + (("ynnpack",) if args.cpu_convolutions == "ynnpack" else ()),
     )
 
 

@@ -18,7 +18,7 @@ from jaxcl.training import (  # noqa: F401 (registration)
 )
 from jaxcl.training._config import base_config, conform, validate
 from jaxcl.training._errors import ConfigError
-from jaxcl.training._host import reuse_host_memory
+from jaxcl.training._host import eigen_cpu_convolutions, reuse_host_memory
 from jaxcl.training._loop import Run, load_run, state_shardings, train_and_evaluate
 from jaxcl.training._mesh import make_mesh, maybe_initialize_distributed, replicate, shard_batch
 from jaxcl.training._state import TrainState
@@ -56,6 +56,7 @@ __all__ = [
     "register_task",
     "replicate",
     "reuse_host_memory",
+    "eigen_cpu_convolutions",
     "run_repeats",
     "run_variants",
     "shard_batch",

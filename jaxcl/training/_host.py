@@ -15,13 +15,18 @@ with computation (the quickstart's 14 ms steps: 10-15% slower). Hence a per-conf
 ``config.train.reuse_host_memory``: off in ``base_config()``, on in the configs of large
 full-batch steps where it was measured to help (GRACE, DACL on graphs); the trainer applies
 it before JAX creates its CPU backend.
+
+Also XLA:CPU's choice of convolution library (:func:`eigen_cpu_convolutions`), a flag that has
+to be set before JAX creates its backends as well.
 """
 
 from __future__ import annotations
 
+import os
 import platform
 
 import jax
+import jaxlib.version
 from absl import logging
 from jax._src import xla_bridge
 
@@ -57,4 +62,42 @@ def reuse_host_memory() -> bool:
         )
         return False
     jax.config.update("jax_cpu_enable_async_dispatch", False)
+    return True
+
+
+# XLA:CPU flag naming the operations it hands to YNNPACK; "-x" drops x from the defaults.
+_YNN_FLAG = "--xla_cpu_experimental_ynn_fusion_type"
+EIGEN_CONVOLUTIONS_FLAG = _YNN_FLAG + "=-individual_convolution"
+
+
+def eigen_cpu_convolutions() -> bool:
+    """Has XLA:CPU compute convolutions with Eigen instead of YNNPACK; returns whether it
+    took effect.
+
+    jaxlib 0.10's XLA:CPU sends each convolution to YNNPACK by default, which on x86 runs
+    ResNet's convolutions (and above all their kernel gradients) at about half of Eigen's
+    speed: the SimCLR ResNet-18 step at batch 256 on 2 cores takes 32 s with YNNPACK and 16 s
+    with Eigen, with the same loss to 1e-6 (``experiments/benchmarks/simclr_step_benchmark.py``,
+    which records both). This appends ``--xla_cpu_experimental_ynn_fusion_type=
+    -individual_convolution`` to ``XLA_FLAGS``: matrix products and the rest stay with
+    YNNPACK, accelerators are unaffected. Call it before the first JAX computation (the
+    trainer does, unless ``config.train.eigen_cpu_convolutions`` is False): XLA reads its
+    flags once, when JAX creates its backends. Returns False, changing nothing, when those
+    exist already, when ``XLA_FLAGS`` already sets the YNNPACK fusion types (the user's
+    choice is kept), or before jaxlib 0.10 (where the flag was not checked to exist).
+    """
+    flags = os.environ.get("XLA_FLAGS", "")
+    if _YNN_FLAG in flags:
+        logging.info("eigen_cpu_convolutions: XLA_FLAGS sets %s already; left as it is", _YNN_FLAG)
+        return False
+    if xla_bridge.backends_are_initialized():
+        logging.info(
+            "eigen_cpu_convolutions: JAX's backends exist already; call it before the first "
+            "JAX computation (or set XLA_FLAGS=%s)",
+            EIGEN_CONVOLUTIONS_FLAG,
+        )
+        return False
+    if tuple(int(p) for p in jaxlib.version.__version__.split(".")[:2]) < (0, 10):
+        return False
+    os.environ["XLA_FLAGS"] = f"{flags} {EIGEN_CONVOLUTIONS_FLAG}".strip()
     return True
