@@ -27,6 +27,11 @@ def _cases():
         "infonce": functools.partial(losses.infonce, temperature=0.3),
         "infonce_sym": functools.partial(losses.infonce, temperature=0.3, symmetric=True),
         "nt_xent": functools.partial(losses.nt_xent, temperature=0.5),
+        # blocks of 3 rows: local (4) and global (32, 64) rows are padded to whole blocks
+        "infonce_blockwise": functools.partial(
+            losses.infonce, temperature=0.3, symmetric=True, block_size=3
+        ),
+        "nt_xent_blockwise": functools.partial(losses.nt_xent, temperature=0.5, block_size=3),
     }
     for method in ("exact", "rff", "sorf", "positive"):
         cases[f"esco_{method}"] = functools.partial(

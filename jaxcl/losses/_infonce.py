@@ -10,7 +10,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxcl import _checks
-from jaxcl.losses import _common
+from jaxcl.losses import _blockwise, _common
 
 
 def _cross_view_terms(a, b, *, temperature, where, axis_name):
@@ -33,6 +33,7 @@ def infonce(
     normalize: bool = True,
     where: ArrayLike | None = None,
     axis_name: str | None = None,
+    block_size: int | None = None,
 ) -> jax.Array:
     r"""InfoNCE with cross-view negatives, averaged over the batch.
 
@@ -55,6 +56,10 @@ def infonce(
       axis_name: inside ``shard_map``/``pmap`` over a batch-sharded axis, contrast against the
         global batch (view B is all-gathered) and return the global mean on every device.
         Under ``pmap`` divide gradients by the axis size (see ``jaxcl.losses`` docs).
+      block_size: None (default) holds the ``[batch, global batch]`` logits, the fastest
+        while they fit; an int computes the same loss and gradients exactly in tiles of
+        ``block_size`` anchors by ``block_size`` candidates, recomputed in the backward pass
+        (Inf-CL's scheme): memory linear in the batch (see ``jaxcl.losses._blockwise``).
 
     Returns:
       Scalar float32 loss.
@@ -63,6 +68,9 @@ def infonce(
       >>> import jax, jaxcl
       >>> z_a, z_b = jax.random.normal(jax.random.key(0), (2, 8, 4))
       >>> loss = jaxcl.losses.infonce(z_a, z_b, temperature=0.5)
+      >>> tiled = jaxcl.losses.infonce(z_a, z_b, temperature=0.5, block_size=4)
+      >>> bool(abs(loss - tiled) < 1e-5)
+      True
 
     References:
       van den Oord et al., "Representation Learning with Contrastive Predictive Coding", 2018;
@@ -75,13 +83,13 @@ def infonce(
     z_a, z_b = _common.zero_masked_rows(z_a, where), _common.zero_masked_rows(z_b, where)
     prep = _common.l2_normalize if normalize else (lambda z: z.astype(jnp.float32))
     a, b = prep(z_a), prep(z_b)
-    total, count = _cross_view_terms(
-        a, b, temperature=temperature, where=where, axis_name=axis_name
-    )
+    terms = _cross_view_terms
+    if block_size is not None:
+        block = _checks.positive_int(fn, "block_size", block_size)
+        terms = functools.partial(_blockwise.infonce_terms, block=block)
+    total, count = terms(a, b, temperature=temperature, where=where, axis_name=axis_name)
     if symmetric:
-        total_b, _ = _cross_view_terms(
-            b, a, temperature=temperature, where=where, axis_name=axis_name
-        )
+        total_b, _ = terms(b, a, temperature=temperature, where=where, axis_name=axis_name)
         total = 0.5 * (total + total_b)
     return _common.global_mean(total, count, axis_name)
 
@@ -297,6 +305,7 @@ def nt_xent(
     normalize: bool = True,
     where: ArrayLike | None = None,
     axis_name: str | None = None,
+    block_size: int | None = None,
 ) -> jax.Array:
     r"""SimCLR's normalised temperature-scaled cross entropy over the 2N views.
 
@@ -320,6 +329,9 @@ def nt_xent(
         value and the other rows' gradients as if they were not in the batch.
       axis_name: contrast against the global batch inside ``shard_map``/``pmap`` (both views
         are all-gathered); every device returns the global mean.
+      block_size: None (default): the dense path; an int: the same loss, exact, in tiles of
+        ``block_size`` x ``block_size`` logits recomputed in the backward pass, with memory
+        linear in the batch (as :func:`infonce`'s ``block_size``).
 
     Returns:
       Scalar float32 loss.
@@ -341,6 +353,14 @@ def nt_xent(
     z_a, z_b = _common.zero_masked_rows(z_a, where), _common.zero_masked_rows(z_b, where)
     prep = _common.l2_normalize if normalize else (lambda z: z.astype(jnp.float32))
     a, b = prep(z_a), prep(z_b)
+    if block_size is not None:
+        block = _checks.positive_int(fn, "block_size", block_size)
+        a_all, b_all = _common.gather_rows(a, axis_name), _common.gather_rows(b, axis_name)
+        valid_all = None if where is None else _common.gather_rows(where, axis_name)
+        kw = dict(temperature=temperature, where=where, axis_name=axis_name, block=block)
+        total_a, count = _blockwise.nt_xent_terms(a, b, a_all, b_all, valid_all, **kw)
+        total_b, _ = _blockwise.nt_xent_terms(b, a, b_all, a_all, valid_all, **kw)
+        return _common.global_mean(total_a + total_b, 2.0 * count, axis_name)
     if axis_name is None:
         if (
             normalize

@@ -1,0 +1,106 @@
+"""``block_size`` on ``infonce`` and ``nt_xent``: the exact loss and gradients of the dense
+path, computed in tiles recomputed in the backward pass, with memory linear in the batch
+(read from the compiled program); sharded runs are in test_losses_sharded.py."""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxcl import losses
+
+N, D = 37, 6  # not a multiple of the blocks below: anchors and candidates are padded
+
+
+def _views(seed=0, n=N, d=D):
+    ka, kb = jax.random.split(jax.random.key(seed))
+    za = jax.random.normal(ka, (n, d))
+    return za, za + 0.6 * jax.random.normal(kb, (n, d))
+
+
+WHERE = jnp.asarray(np.random.default_rng(1).random(N) > 0.25)
+
+CASES = {
+    "infonce": dict(fn=losses.infonce, temperature=0.3),
+    "infonce_symmetric": dict(fn=losses.infonce, temperature=0.3, symmetric=True),
+    "infonce_raw": dict(fn=losses.infonce, temperature=2.0, normalize=False),
+    "nt_xent": dict(fn=losses.nt_xent, temperature=0.5),
+    "nt_xent_raw": dict(fn=losses.nt_xent, temperature=1.5, normalize=False),
+    "nt_xent_low_t": dict(fn=losses.nt_xent, temperature=0.01),
+}
+
+
+@pytest.mark.parametrize("block", [5, 64])
+@pytest.mark.parametrize("masked", [False, True])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_blockwise_equals_dense_in_value_and_gradient(name, masked, block):
+    case = dict(CASES[name])
+    fn = case.pop("fn")
+    za, zb = _views()
+    where = WHERE if masked else None
+    dense = jax.value_and_grad(lambda a, b: fn(a, b, where=where, **case), argnums=(0, 1))
+    tiled = jax.jit(
+        jax.value_and_grad(
+            lambda a, b: fn(a, b, where=where, block_size=block, **case), argnums=(0, 1)
+        )
+    )
+    (v_d, (ga_d, gb_d)), (v_t, (ga_t, gb_t)) = dense(za, zb), tiled(za, zb)
+    assert float(v_t) == pytest.approx(float(v_d), rel=1e-5, abs=1e-5)
+    scale = float(jnp.maximum(jnp.abs(ga_d).max(), jnp.abs(gb_d).max()))
+    np.testing.assert_allclose(ga_t, ga_d, atol=2e-5 * scale, rtol=1e-4)
+    np.testing.assert_allclose(gb_t, gb_d, atol=2e-5 * scale, rtol=1e-4)
+    if masked:  # masked rows get exactly zero gradient
+        assert not np.any(np.asarray(ga_t)[~np.asarray(WHERE)])
+
+
+def test_masked_rows_may_hold_nan():
+    za, zb = _views()
+    bad = jnp.where(WHERE[:, None], za, jnp.nan)
+    clean = losses.nt_xent(za, zb, temperature=0.5, where=WHERE, block_size=8)
+    dirty = losses.nt_xent(bad, zb, temperature=0.5, where=WHERE, block_size=8)
+    assert float(dirty) == pytest.approx(float(clean), rel=1e-6)
+    g = jax.grad(lambda a: losses.nt_xent(a, zb, temperature=0.5, where=WHERE, block_size=8))
+    assert np.all(np.isfinite(np.asarray(g(bad))))
+
+
+@pytest.mark.parametrize("fn", [losses.infonce, losses.nt_xent])
+def test_gradient_in_the_temperature(fn):
+    za, zb = _views()
+
+    def loss(t, block):
+        return fn(za, zb, temperature=t, block_size=block)
+
+    dense = jax.grad(functools.partial(loss, block=None))(0.4)
+    tiled = jax.grad(functools.partial(loss, block=8))(0.4)
+    assert float(tiled) == pytest.approx(float(dense), rel=1e-4)
+
+
+def _temp_bytes(fn, n, block):
+    za, zb = _views(n=n, d=16)
+    grad = jax.jit(jax.grad(lambda a, b: fn(a, b, temperature=0.5, block_size=block)))
+    return grad.lower(za, zb).compile().memory_analysis().temp_size_in_bytes
+
+
+@pytest.mark.parametrize("fn", [losses.infonce, losses.nt_xent])
+def test_memory_grows_linearly_with_the_batch(fn):
+    """XLA's temporaries for loss + gradient: quadrupling the batch multiplies the dense
+    path's by about 16 (its logits) and the blockwise path's by about 4 (its inputs)."""
+    small, large = 2048, 8192
+    dense = _temp_bytes(fn, large, None) / _temp_bytes(fn, small, None)
+    tiled = _temp_bytes(fn, large, 256) / _temp_bytes(fn, small, 256)
+    assert dense > 10, dense
+    assert tiled < 5, tiled
+    assert _temp_bytes(fn, large, 256) < _temp_bytes(fn, large, None) / 20
+
+
+@pytest.mark.parametrize("bad", [0, -4, 2.5, True])
+def test_bad_block_size_is_named(bad):
+    za, zb = _views()
+    with pytest.raises(ValueError, match=r"block_size.*positive integer"):
+        losses.infonce(za, zb, temperature=0.5, block_size=bad)
+    with pytest.raises(ValueError, match=r"block_size.*positive integer"):
+        losses.nt_xent(za, zb, temperature=0.5, block_size=bad)
