@@ -15,7 +15,7 @@ from jaxcl.random_features._fwht import fwht
 
 @functools.partial(
     jax.tree_util.register_dataclass,
-    data_fields=["signs"],
+    data_fields=["signs", "scales"],
     meta_fields=["dim", "num_features"],
 )
 @dataclasses.dataclass(frozen=True)
@@ -28,23 +28,37 @@ class SORFParams:
         ``>= dim`` and ``num_blocks = ceil(num_features / padded_dim)``.
       dim: input dimension (static).
       num_features: number of projections kept (static); surplus block columns are dropped.
+      scales: None (ESCo's SORF: every row of norm ``sqrt(padded_dim)``) or
+        ``[num_blocks, padded_dim]`` float32 factors ``r / sqrt(padded_dim)`` with ``r``
+        chi-distributed with ``padded_dim`` degrees of freedom, one per row (``norms='chi'``).
     """
 
     signs: jax.Array
     dim: int
     num_features: int
+    scales: jax.Array | None = None
 
 
-def draw_sorf(key: jax.Array, dim: int, num_features: int) -> SORFParams:
+def draw_sorf(key: jax.Array, dim: int, num_features: int, *, norms: str = "fixed") -> SORFParams:
     """Draws the Rademacher diagonals of structured orthogonal random features.
 
     Args:
       key: PRNG key (``jax.random.key``).
       dim: input dimension ``d``; inputs are zero-padded to ``padded_dim``, the next power of two.
       num_features: number of projections ``D``; ``ceil(D / padded_dim)`` blocks are drawn.
+      norms: ``'fixed'`` (ESCo's Eq. 12: every row has norm ``sqrt(padded_dim)``) or
+        ``'chi'``: each row is rescaled to the norm of a ``padded_dim``-dimensional Gaussian
+        vector (chi-distributed), as orthogonal random features do (Yu et al., ORF). Fixed
+        norms bias the kernel estimate by ``O(1 / d)`` (at ``d = 16``, ``tau = 0.5`` the
+        kernel of orthogonal unit vectors comes out about a quarter low); chi norms give
+        each projection a Gaussian norm, which removes most of that bias (what remains comes
+        from the structured rows' directions, which are not exactly uniform; measured in
+        ``experiments/benchmarks/sorf_bias_benchmark.py``). The signs are the same for both
+        choices given the same key.
 
     Returns:
-      ``SORFParams`` with ``signs: [ceil(D / padded_dim), 3, padded_dim]`` of +-1 (float32).
+      ``SORFParams`` with ``signs: [ceil(D / padded_dim), 3, padded_dim]`` of +-1 (float32),
+      and ``scales`` (``norms='chi'``) or None.
 
     Example:
       >>> import jax
@@ -58,10 +72,15 @@ def draw_sorf(key: jax.Array, dim: int, num_features: int) -> SORFParams:
     """
     fn = "draw_sorf"
     dim, num_features = check_draw(fn, key, dim, num_features)
+    _checks.one_of(fn, "norms", norms, ("fixed", "chi"))
     padded_dim = 1 << (dim - 1).bit_length()
     num_blocks = -(-num_features // padded_dim)
     signs = jax.random.rademacher(key, (num_blocks, 3, padded_dim), jnp.float32)
-    return SORFParams(signs=signs, dim=dim, num_features=num_features)
+    scales = None
+    if norms == "chi":  # chi(p) = sqrt(2 Gamma(p / 2)), divided by the fixed norm sqrt(p)
+        gamma = jax.random.gamma(jax.random.fold_in(key, 1), padded_dim / 2.0, signs.shape[::2])
+        scales = jnp.sqrt(2.0 * gamma / padded_dim).astype(jnp.float32)
+    return SORFParams(signs=signs, dim=dim, num_features=num_features, scales=scales)
 
 
 def _check_params(fn: str, params) -> SORFParams:
@@ -85,6 +104,8 @@ def _projection(z: jax.Array, params: SORFParams, temperature) -> jax.Array:
     v = fwht(z[..., None, :] * signs[:, 2])
     v = fwht(v * signs[:, 1])
     v = fwht(v * signs[:, 0])
+    if params.scales is not None:
+        v = v * params.scales.astype(z.dtype)
     v = v.reshape(*v.shape[:-2], num_blocks * padded_dim)[..., : params.num_features]
     return v * jnp.sqrt(padded_dim / jnp.asarray(temperature, z.dtype))
 
