@@ -24,10 +24,14 @@ def _esco_ref(za, zb, *, lam, t, negatives="cross", symmetric=False):
     a, b = _unit(za), _unit(zb)
 
     def direction(x, y):
-        neg = y if negatives == "cross" else x
-        sq = ((x[:, None, :] - neg[None, :, :]) ** 2).sum(-1)
-        kernel_term = logsumexp(-sq / (2 * t), axis=1)
-        return np.mean(lam * ((x - y) ** 2).sum(1) + kernel_term)
+        if negatives == "both":  # y, and x without the anchor itself
+            neg = [np.concatenate([y, np.delete(x, i, axis=0)]) for i in range(len(x))]
+        else:
+            neg = [y if negatives == "cross" else x] * len(x)
+        kernel_term = [
+            logsumexp(-((xi - n) ** 2).sum(-1) / (2 * t)) for xi, n in zip(x, neg, strict=True)
+        ]
+        return np.mean(lam * ((x - y) ** 2).sum(1) + np.asarray(kernel_term))
 
     out = direction(a, b)
     return 0.5 * (out + direction(b, a)) if symmetric else out
@@ -57,7 +61,48 @@ def test_exact_with_lam_half_inverse_temperature_equals_infonce(temperature, sym
     np.testing.assert_allclose(esco, info, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("negatives", ["cross", "intra"])
+@pytest.mark.parametrize("where", [False, True])
+@pytest.mark.parametrize("chunk_size", [None, 5])
+def test_both_negatives_exact_at_lam_half_inverse_temperature_equals_grace(where, chunk_size):
+    """GRACE's loss is NT-Xent: inter- and intra-view negatives, the anchor left out; ESCo
+    with negatives='both', exact kernels and lam = 1 / (2 tau) equals it, value and gradient."""
+    za, zb = _views(2, n=16, d=8)
+    mask = jnp.arange(16) % 5 != 2 if where else None
+    t = 0.4
+    esco = jax.value_and_grad(
+        lambda a, b: losses.esco_loss(
+            a, b, method="exact", negatives="both", temperature=t, lam=1 / (2 * t),
+            symmetric=True, where=mask, chunk_size=chunk_size,
+        ),
+        argnums=(0, 1),
+    )(za, zb)  # fmt: skip
+    grace = jax.value_and_grad(
+        lambda a, b: losses.nt_xent(a, b, temperature=t, where=mask), argnums=(0, 1)
+    )(za, zb)
+    np.testing.assert_allclose(esco[0], grace[0], rtol=1e-5)
+    for g_e, g_g in zip(esco[1], grace[1], strict=True):
+        np.testing.assert_allclose(g_e, g_g, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("method", ["rff", "sorf_chi", "positive"])
+def test_both_negatives_random_features_approach_the_exact_loss(method):
+    """With many features the estimators' 'both' potential (both views' sums minus the
+    anchor's own term) is close to the exact one; SORF with chi norms (ESCo's fixed-norm
+    SORF is biased at d = 8: see draw_sorf)."""
+    za, zb = _views(3, n=24, d=8)
+    kw = dict(negatives="both", temperature=0.5, lam=1.0, symmetric=True)
+    exact = losses.esco_loss(za, zb, method="exact", **kw)
+    if method == "sorf_chi":
+        feats = random_features.draw_sorf(jax.random.key(4), 8, 16384, norms="chi")
+        approx = losses.esco_loss(za, zb, method="sorf", features=feats, **kw)
+    else:
+        approx = losses.esco_loss(
+            za, zb, method=method, key=jax.random.key(4), num_features=16384, **kw
+        )
+    assert abs(float(approx) - float(exact)) < 0.03, (float(approx), float(exact))
+
+
+@pytest.mark.parametrize("negatives", ["cross", "intra", "both"])
 @pytest.mark.parametrize("symmetric", [False, True])
 def test_exact_matches_numpy(negatives, symmetric):
     za, zb = _views(1)
@@ -236,7 +281,7 @@ GOOD = dict(temperature=0.5, lam=1.0, method="rff", num_features=16)
         (dict(num_features=0), "`num_features` must be a positive integer, got 0"),
         (dict(num_features=8.5), "`num_features` must be a positive integer, got 8.5"),
         (dict(method="fourier"), "`method` must be one of"),
-        (dict(negatives="both"), "`negatives` must be one of"),
+        (dict(negatives="all"), "`negatives` must be one of ['cross', 'intra', 'both'], got 'all'"),
         (dict(chunk_size=0), "`chunk_size` must be a positive integer, got 0"),
         (dict(key=None), "needs `key` to draw random features"),
         (

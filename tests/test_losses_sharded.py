@@ -43,6 +43,17 @@ def _cases():
             num_features=64,
             symmetric=True,
         )
+    for method in ("exact", "rff", "positive"):  # GRACE's negative set, anchor left out
+        cases[f"esco_both_{method}"] = functools.partial(
+            losses.esco_loss,
+            key=key,
+            method=method,
+            negatives="both",
+            temperature=0.5,
+            lam=1.0,
+            num_features=64,
+            symmetric=True,
+        )
     cases["esco_intra"] = functools.partial(
         losses.esco_loss, key=key, method="sorf", negatives="intra", temperature=0.5, lam=1.2
     )

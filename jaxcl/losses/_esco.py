@@ -24,6 +24,7 @@ from jaxcl.random_features import (
 )
 
 METHODS = ("exact", "rff", "sorf", "positive")
+NEGATIVES = ("cross", "intra", "both")
 _PARAMS = {"rff": RFFParams, "sorf": SORFParams, "positive": PositiveParams}
 _DRAW = {"rff": draw_rff, "sorf": draw_sorf, "positive": draw_positive}
 _DEFAULT_NUM_FEATURES = 1024
@@ -190,7 +191,10 @@ def esco_loss(
       temperature: kernel bandwidth ``tau > 0``.
       method: ``'exact'``, ``'rff'``, ``'sorf'`` or ``'positive'``.
       num_features: number of random frequencies ``D`` (default 1024 when drawing).
-      negatives: ``'cross'`` (view B) or ``'intra'`` (view A, Eq. 9).
+      negatives: ``'cross'`` (view B), ``'intra'`` (view A, Eq. 9), or ``'both'``: view B
+        and the other rows of view A, the anchor itself left out (GRACE's and NT-Xent's set;
+        with ``method='exact'``, ``lam = 1 / (2 * temperature)`` and ``symmetric=True`` the
+        loss equals :func:`jaxcl.losses.nt_xent`, i.e. GRACE's).
       symmetric: average the A-anchored and B-anchored losses.
       normalize: l2-normalise rows first (the paper always does).
       where: optional ``[batch]`` boolean mask; masked rows are neither anchors nor negatives.
@@ -222,7 +226,7 @@ def esco_loss(
     _checks.positive(fn, "temperature", temperature)
     _checks.nonnegative(fn, "lam", lam)
     _checks.one_of(fn, "method", method, METHODS)
-    _checks.one_of(fn, "negatives", negatives, ("cross", "intra"))
+    _checks.one_of(fn, "negatives", negatives, NEGATIVES)
     if key is not None:
         _checks.prng_key(fn, "key", key)
     if num_features is not None:
@@ -235,14 +239,20 @@ def esco_loss(
     weight = jnp.ones((batch,), jnp.bool_) if where is None else where
 
     prep = _common.l2_normalize if normalize else (lambda z: z.astype(jnp.float32))
-    # Which view supplies the negatives of the A-anchored and the B-anchored terms.
-    neg_of = {"a": "b", "b": "a"} if negatives == "cross" else {"a": "a", "b": "b"}
+    # Which view supplies the negatives of the A-anchored and the B-anchored terms ('both':
+    # the other view, and the anchor's own view without the anchor itself).
+    other = {"a": "b", "b": "a"}
+    neg_of = other if negatives == "cross" else {"a": "a", "b": "b"}
     anchors = ("a", "b") if symmetric else ("a",)
-    needed = sorted({neg_of[x] for x in anchors})
+    needed = ["a", "b"] if negatives == "both" else sorted({neg_of[x] for x in anchors})
 
     num_negatives = jnp.sum(weight.astype(jnp.float32))
     if axis_name is not None:
         num_negatives = jax.lax.psum(num_negatives, axis_name)
+    if negatives == "both":
+        num_negatives = 2.0 * num_negatives - 1.0
+    # each row's index in the global batch, to leave the anchor out of its own view
+    index = _common.row_offset(batch, axis_name) + jnp.arange(batch)
 
     if method == "exact":
         views = {"a": z_a, "b": z_b}
@@ -250,12 +260,20 @@ def esco_loss(
         valid_all = _common.gather_rows(weight, axis_name)
         rows = max(1, _BLOCK_ELEMENTS // max(1, valid_all.shape[0]))
 
-        def log_kernel_sum(x, name):
+        def log_kernels(x, name):
             c = gathered[name]
             sq_c = jnp.sum(c * c, axis=1)
             sq_x = jnp.sum(x * x, axis=1, keepdims=True)
             logits = (x @ c.T - 0.5 * (sq_x + sq_c[None, :])) / temperature
-            return jax.nn.logsumexp(_common.masked_logits(logits, valid_all), axis=1)
+            return _common.masked_logits(logits, valid_all)
+
+        def log_kernel_sum(x, name):
+            return jax.nn.logsumexp(log_kernels(x, name), axis=1)
+
+        def log_kernel_sum_both(x, anchor, idx):
+            own = log_kernels(x, anchor)
+            own = jnp.where(idx[:, None] == jnp.arange(own.shape[1])[None, :], -jnp.inf, own)
+            return jax.nn.logsumexp(jnp.concatenate([log_kernels(x, other[anchor]), own], 1), 1)
 
     else:
         params = _resolve_features(fn, method, key, features, dim, num_features, axis_name)
@@ -299,6 +317,14 @@ def esco_loss(
                 u = positive_log_features(x, params, temperature=temperature)
                 return jax.nn.logsumexp(u + log_sums[name][None, :], axis=1)
 
+            def log_kernel_sum_both(x, anchor, idx):
+                # both views' sums, minus the anchor's own term Phi+(x) . Phi+(x), in logs
+                u = positive_log_features(x, params, temperature=temperature)
+                both = jnp.logaddexp(log_sums["a"], log_sums["b"])
+                total = jax.nn.logsumexp(u + both[None, :], axis=1)
+                gap = jnp.minimum(jax.nn.logsumexp(2.0 * u, axis=1) - total, 0.0)
+                return total + jnp.log(jnp.maximum(-jnp.expm1(gap), _TINY))
+
         else:
             # Phi(z) = [cos p, sin p] / sqrt(D) with p the projection, so a kernel sum is
             # (cos p_i . sum_j cos p_j + sin p_i . sum_j sin p_j) / D: the [N, 2D] feature
@@ -328,27 +354,36 @@ def esco_loss(
             else:
                 log_floor = jnp.log(num_negatives) + math.log(_TINY)
 
-            def log_kernel_sum(x, name):
+            def estimate(x, name):
                 p = project(x, params, temperature=temperature)
                 cos_sum, sin_sum = sums[name]
-                estimate = (jnp.cos(p) @ cos_sum + jnp.sin(p) @ sin_sum) / d_features
-                return _clamped_log(estimate, log_floor)
+                return (jnp.cos(p) @ cos_sum + jnp.sin(p) @ sin_sum) / d_features
 
-    def block_loss(za, zb, w):
+            def log_kernel_sum(x, name):
+                return _clamped_log(estimate(x, name), log_floor)
+
+            def log_kernel_sum_both(x, anchor, idx):
+                # the anchor's own term is cos^2 + sin^2 summed over D, divided by D: exactly 1
+                return _clamped_log(estimate(x, "a") + estimate(x, "b") - 1.0, log_floor)
+
+    def block_loss(za, zb, w, idx):
         a, b = prep(za), prep(zb)
         align = lam * jnp.sum(jnp.square(a - b), axis=1)
         view = {"a": a, "b": b}
         total = jnp.zeros((), jnp.float32)
         for anchor in anchors:
-            per_row = align + log_kernel_sum(view[anchor], neg_of[anchor])
-            total = total + jnp.sum(jnp.where(w, per_row, 0.0))
+            if negatives == "both":
+                potential = log_kernel_sum_both(view[anchor], anchor, idx)
+            else:
+                potential = log_kernel_sum(view[anchor], neg_of[anchor])
+            total = total + jnp.sum(jnp.where(w, align + potential, 0.0))
         return total
 
     total = _chunking.chunked_reduce(
         block_loss,
         _chunking.add,
         jnp.zeros((), jnp.float32),
-        (z_a, z_b, weight),
+        (z_a, z_b, weight, index),
         chunk_size or rows,
     )
     if symmetric:
