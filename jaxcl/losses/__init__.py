@@ -13,12 +13,14 @@ number of devices: divide them by ``jax.lax.psum(1, axis_name)``.
 """
 
 from jaxcl.losses._common import l2_normalize
+from jaxcl.losses._esco import NEGATIVES as ESCO_NEGATIVES
 from jaxcl.losses._esco import esco_loss
 from jaxcl.losses._infonce import infonce, nt_xent
 from jaxcl.losses._local_global import local_global_jsd
 from jaxcl.losses._npair import imix_byol_loss, imix_npair_loss
 
 __all__ = [
+    "ESCO_NEGATIVES",
     "esco_loss",
     "imix_byol_loss",
     "imix_npair_loss",

@@ -163,7 +163,9 @@ class GRACEESCo(GRACE):
     ``temperature``, ``rf_method`` random features (``'rff'``, ``'sorf'``, ``'positive'`` or
     ``'exact'``) of ``num_features`` frequencies drawn afresh every step, both directions
     averaged, negatives from the other view (``esco_negatives='cross'``, ESCo Eq. 1's
-    pairing) or the anchor's own view (``'intra'``, Eq. 9 as printed).
+    pairing), the anchor's own view (``'intra'``, Eq. 9 as printed), or both without the
+    anchor itself (``'both'``: GRACE's own set; with ``rf_method='exact'`` and
+    ``lam = 1 / (2 * temperature)`` the loss is GRACE's).
 
     References:
       ESCo (ICLR 2022 submission), §5.2.2, Appendix B.3, Table 4.
@@ -182,7 +184,7 @@ class GRACEESCo(GRACE):
         super().__init__(config)
         hp = self.hp
         check_choice(self.name, "rf_method", hp.rf_method, ("rff", "sorf", "positive", "exact"))
-        check_choice(self.name, "esco_negatives", hp.esco_negatives, ("cross", "intra"))
+        check_choice(self.name, "esco_negatives", hp.esco_negatives, losses.ESCO_NEGATIVES)
 
     def contrastive_loss(self, h1, h2, key):
         hp = self.hp

@@ -89,7 +89,8 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> dict:
     if method.pretrains and config.train.reuse_host_memory:  # before JAX's CPU backend
         applied = _host.reuse_host_memory()
         logging.info("train.reuse_host_memory: %s", "applied" if applied else "not applied")
-    if config.train.eigen_cpu_convolutions:  # before JAX's backends, too
+    # before JAX's backends, too (on also where the method has no train section: 'none')
+    if config.train.get("eigen_cpu_convolutions", True):
         _host.eigen_cpu_convolutions()
     _mesh.maybe_initialize_distributed()
     _workdir.check_workdir(workdir)
