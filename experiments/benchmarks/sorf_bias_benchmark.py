@@ -42,6 +42,7 @@ DEFAULT_OUT = pathlib.Path(__file__).resolve().parent / "results"
 DIMS = (16, 32, 64, 128, 256, 512, 1024)
 ANGLES = (90, 60)
 ESTIMATORS = ("rff", "sorf", "sorf_chi")
+DRAWS_PER_CALL = 200
 
 
 def parse_args() -> argparse.Namespace:
@@ -86,7 +87,9 @@ def estimates(name: str, d: int, angle: float, args) -> np.ndarray:
         return phi(x) @ phi(y)
 
     keys = jax.random.split(jax.random.key(args.seed), args.draws)
-    return np.asarray(jax.jit(jax.vmap(one))(keys), np.float64)
+    batched = jax.jit(jax.vmap(one))  # draws in chunks: RFF's [d, D] matrices add up
+    chunks = [keys[i : i + DRAWS_PER_CALL] for i in range(0, args.draws, DRAWS_PER_CALL)]
+    return np.concatenate([np.asarray(batched(k), np.float64) for k in chunks])
 
 
 def plot(rows, path: pathlib.Path, args) -> None:

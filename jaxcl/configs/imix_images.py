@@ -4,7 +4,7 @@ with and without i-Mix; the setup shared by its six rows.
 Each row has its own file in ``experiments/imix/`` (``image_<row>.py``) calling :func:`make`.
 The argument: ``cifar10`` (default), ``cifar100``, or ``cpu`` (Fashion-MNIST, a narrow
 ResNet-18 on 2 CPU cores: the setup of ``jaxcl/configs/dacl_images.py``'s ``cpu`` variant
-with 2 epochs instead of 3, so that six rows times three seeds fit into one session of the
+with 2 epochs instead of 3, to fit six rows times several seeds into one session of the
 2-core machine, and EMA momentum 0.99 for MoCo's key encoder and BYOL's target so that they
 keep up with so few steps).
 
