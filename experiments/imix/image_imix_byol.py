@@ -5,6 +5,11 @@ it follows the official code and where it differs).
     python -m jaxcl.main --config=experiments/imix/image_imix_byol.py:cifar100 --workdir=DIR
     python -m jaxcl.main --config=experiments/imix/image_imix_byol.py:cpu --workdir=DIR
 
+Measured here (`:cpu`: Fashion-MNIST, narrow ResNet-18, 2 epochs; seeds 0 and 1;
+commit 8170739, Eigen convolutions, 2 CPU cores shared with other jobs):
+linear top-1 70.8 ± 0.5 (per seed 71.1 / 70.4), kNN top-1 64.0 ± 1.2;
+10.1 / 7.0 min per run.
+
 Paper number: not quoted (no copy of i-Mix's Table 1 was reachable here; see the setup's
 docstring). Not run at paper scale here (no accelerator was lent). The CIFAR-10 config runs
 on tfds mock data in tests/test_image_task.py.
