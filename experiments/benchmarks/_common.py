@@ -287,3 +287,13 @@ def save_record(args, name: str, record: dict, draw, *, settings: tuple[str, ...
 def host_memory_settings(args) -> tuple[str, ...]:
     """``('host_<setting>',)`` unless ``--host-memory`` is the default (``reuse``)."""
     return () if args.host_memory == "reuse" else (f"host_{args.host_memory}",)
+
+
+def finish_figure(fig, path: pathlib.Path, title: str) -> None:
+    """A figure's title (small, it carries the setup), layout, PNG at ``path``; closed."""
+    import matplotlib.pyplot as plt
+
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -122,14 +122,12 @@ def plot(rows, path: pathlib.Path, args) -> None:
         ax.set_xlabel("input dimension d")
         ax.grid(True, alpha=0.3)
     axes[0].legend(fontsize=7)
-    fig.suptitle(
+    _common.finish_figure(
+        fig,
+        path,
         f"Gaussian kernel estimates, D = {args.num_features}, tau = {args.temperature}, "
         f"{args.draws} draws per point",
-        fontsize=9,
     )
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 def main() -> None:
