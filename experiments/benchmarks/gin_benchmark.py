@@ -263,6 +263,7 @@ def torch_worker(args) -> dict:
     from torch_geometric.nn import GINConv, global_add_pool
 
     reused, rss_after_imports = _common.torch_worker_setup(args)
+    from _torch_parts import nt_xent  # after the worker has set up torch
 
     setup = json.loads((args.exchange / "setup.json").read_text())
     hp, m, opt = setup["method"], setup["model"], setup["optim"]
@@ -331,16 +332,6 @@ def torch_worker(args) -> dict:
             partners = (torch.arange(n) + torch.randint(1, n, (n,))) % n
             lam = torch.empty(n, 1, dtype=h.dtype).uniform_(alpha, 1.0)
         return torch.lerp(h[partners], h, lam)  # lam * h + (1 - lam) * h[partners]
-
-    def nt_xent(z1, z2, temperature):
-        """SimCLR's NT-Xent over the 2N views: each row against its pair and the other
-        2N - 2 rows, never itself; mean over the 2N anchors."""
-        n = z1.shape[0]
-        z = F.normalize(torch.cat([z1, z2]), dim=1)
-        logits = (z @ z.T) / temperature
-        logits = logits.masked_fill(torch.eye(2 * n, dtype=torch.bool), float("-inf"))
-        targets = torch.cat([torch.arange(n, 2 * n), torch.arange(n)])
-        return F.cross_entropy(logits, targets)
 
     torch.manual_seed(0)
     encoder = Encoder(setup["num_features"], m["encoder_width"], m["encoder_depth"])
