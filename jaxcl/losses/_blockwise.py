@@ -25,25 +25,10 @@ import jax.numpy as jnp
 from jaxcl.losses import _common
 
 
-def _vma(*xs) -> tuple:
-    """The mesh axes along which any of ``xs`` varies (inside ``shard_map``; else ())."""
-    axes = set()
-    for x in xs:
-        try:
-            aval = jax.typeof(x)
-        except TypeError:
-            continue
-        vma = getattr(aval, "vma", None)  # older JAX; 0.10: manual_axis_type.varying
-        if vma is None:
-            vma = getattr(getattr(aval, "manual_axis_type", None), "varying", None)
-        axes |= set(vma or ())
-    return tuple(sorted(axes))
-
-
 def _varying(x, axes: tuple):
     """``x`` typed as varying along ``axes`` (scan carries and the kernel's inputs must agree
     in ``shard_map``'s varying-axis types)."""
-    missing = tuple(a for a in axes if a not in _vma(x))
+    missing = tuple(a for a in axes if a not in _common.varying_axes(x))
     return jax.lax.pcast(x, missing, to="varying") if missing else x
 
 
@@ -79,7 +64,7 @@ def _row_lse(a_i, exclude_i, c_tiles, valid_tiles, starts, inv_t, block):
         return (m_new, s), None
 
     init = (jnp.full((a_i.shape[0],), -jnp.inf, jnp.float32), jnp.zeros((a_i.shape[0],)))
-    init = jax.tree.map(functools.partial(_varying, axes=_vma(a_i)), init)
+    init = jax.tree.map(functools.partial(_varying, axes=_common.varying_axes(a_i)), init)
     (m, s), _ = jax.lax.scan(step, init, (c_tiles, valid_tiles, starts))
     return jnp.where(s > 0, jnp.where(jnp.isfinite(m), m, 0.0) + jnp.log(s), -jnp.inf)
 
@@ -135,7 +120,7 @@ def _bwd(block, res, g):
         return (d_c + d_c_tiles.reshape(d_c.shape), d_inv_t), d_a_i
 
     rows = (_tiles(a, block), _tiles(weights, block), _tiles(lse, block), _tiles(exclude, block))
-    axes = _vma(a, g)
+    axes = _common.varying_axes(a, g)
     init = (_varying(jnp.zeros_like(c), axes), _varying(jnp.zeros((), jnp.float32), axes))
     (d_c, d_inv_t), d_a = jax.lax.scan(row_step, init, rows)
     # weights, valid and exclude are masks: not differentiated
@@ -167,7 +152,8 @@ def weighted_lse_sum(a, c, weights, valid=None, exclude=None, *, inv_t, block: i
         _pad_rows(exclude, rows, -1),
         jnp.asarray(inv_t, jnp.float32),
     )
-    axes = _vma(*args)  # inside shard_map: every input varies alike (pcast transposes to psum)
+    # inside shard_map every input is made to vary alike (pcast transposes to psum)
+    axes = _common.varying_axes(*args)
     return _weighted_lse_sum(*(_varying(x, axes) for x in args), block)
 
 

@@ -47,6 +47,22 @@ def zero_masked_rows(z: jax.Array, mask) -> jax.Array:
     return jnp.where(mask[:, None], z, jnp.zeros((), z.dtype))
 
 
+def varying_axes(*xs) -> tuple:
+    """The mesh axes along which any of ``xs`` varies inside ``shard_map`` (() outside, or
+    where JAX cannot tell)."""
+    axes = set()
+    for x in xs:
+        try:
+            aval = jax.typeof(x)
+        except TypeError:
+            continue
+        vma = getattr(aval, "vma", None)  # older JAX; 0.10: manual_axis_type.varying
+        if vma is None:
+            vma = getattr(getattr(aval, "manual_axis_type", None), "varying", None)
+        axes |= set(vma or ())
+    return tuple(sorted(axes))
+
+
 def gather_rows(x: jax.Array, axis_name) -> jax.Array:
     """All devices' rows along ``axis_name``, in device order (identity when None)."""
     if axis_name is None:

@@ -36,15 +36,8 @@ _TINY = float(np.finfo(np.float32).tiny)
 
 def _varies_along(x, axis_name) -> bool:
     """Whether ``x`` differs across devices of ``axis_name`` (False when JAX cannot tell)."""
-    try:
-        aval = jax.typeof(x)
-    except TypeError:
-        return False
-    vma = getattr(aval, "vma", None)
-    if vma is None:
-        vma = getattr(getattr(aval, "manual_axis_type", None), "varying", frozenset())
     names = axis_name if isinstance(axis_name, tuple) else (axis_name,)
-    return any(name in vma for name in names)
+    return any(name in _common.varying_axes(x) for name in names)
 
 
 def _resolve_features(fn, method, key, features, dim, num_features, axis_name):
