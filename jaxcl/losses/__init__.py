@@ -17,6 +17,7 @@ from jaxcl.losses._esco import NEGATIVES as ESCO_NEGATIVES
 from jaxcl.losses._esco import esco_loss
 from jaxcl.losses._infonce import infonce, nt_xent
 from jaxcl.losses._local_global import local_global_jsd
+from jaxcl.losses._mmix import mmix_diversity_loss, mmix_graph_loss, mmix_node_loss
 from jaxcl.losses._npair import imix_byol_loss, imix_npair_loss
 
 __all__ = [
@@ -27,5 +28,8 @@ __all__ = [
     "infonce",
     "l2_normalize",
     "local_global_jsd",
+    "mmix_diversity_loss",
+    "mmix_graph_loss",
+    "mmix_node_loss",
     "nt_xent",
 ]

@@ -1,0 +1,127 @@
+"""m-Mix's objectives: the diversity loss (Eq. 6), the node objective (Eq. 7-8) and the
+graph-level term of Eq. 9."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jax.typing import ArrayLike
+
+from jaxcl import _checks
+from jaxcl.losses import _common
+from jaxcl.losses._infonce import nt_xent
+
+
+def mmix_diversity_loss(
+    z: ArrayLike, p_m: ArrayLike, p_n: ArrayLike, *, where: ArrayLike | None = None
+) -> jax.Array:
+    r"""m-Mix's diversity loss (Eq. 6): minus the mean squared distance of the two projections.
+
+    .. math::
+        L_{div} = -\frac{1}{N} \sum_i \Big\| \frac{z_i^\top p_m}{\|z_i^\top p_m\|}
+        - \frac{z_i^\top p_n}{\|z_i^\top p_n\|} \Big\|^2
+        = 2 \cos(z_i^\top p_m, z_i^\top p_n) - 2 \ \text{(averaged)}
+
+    Minimising it drives each row's query and key projections apart, so that mp-mix's
+    weight on the row itself (their cosine) falls. Values lie in ``[-4, 0]``.
+
+    On the sign: the official code subtracts this distance in its node script and adds it in
+    its graph script; we follow the paper (the distance is maximised) in both.
+
+    Args:
+      z: ``[N, F]`` embeddings.
+      p_m, p_n: ``[F, P]`` the projections of :func:`jaxcl.mixers.mp_mix`.
+      where: optional ``[N]`` boolean mask of the rows that count.
+
+    Returns:
+      Scalar float32.
+    """
+    fn = "mmix_diversity_loss"
+    z = _checks.embeddings(fn, "z", z)
+    p_m = _checks.floating_array(fn, "p_m", p_m, ndim=2)
+    p_n = _checks.floating_array(fn, "p_n", p_n, ndim=2)
+    if p_m.shape != p_n.shape or p_m.shape[0] != z.shape[1]:
+        _checks.fail(
+            fn,
+            f"`p_m` and `p_n` must both have shape [{z.shape[1]}, P] (z has {z.shape[1]} "
+            f"columns), got {tuple(p_m.shape)} and {tuple(p_n.shape)}",
+        )
+    where = _common.check_where(fn, where, z.shape[0])
+    z = _common.zero_masked_rows(z, where).astype(jnp.float32)
+    q = _common.l2_normalize(z @ p_m)
+    k = _common.l2_normalize(z @ p_n)
+    total, count = _common.anchor_sum(-jnp.sum((q - k) ** 2, axis=-1), where)
+    return total / jnp.maximum(count, 1.0)
+
+
+def mmix_node_loss(
+    mixed_a: ArrayLike,
+    z_b: ArrayLike,
+    *,
+    temperature: float = 1.0,
+    where: ArrayLike | None = None,
+    block_size: int | None = None,
+) -> jax.Array:
+    r"""m-Mix's node objective without its diversity term (Eq. 7-8).
+
+    With ``u_i = g(\hat z^a_i)`` (the mixed first view after the MLP ``g``), ``v_i = z^b_i``
+    and ``s`` the cosine similarity, Eq. 7 is
+
+    .. math::
+        L(u_i) = -\log \frac{e^{s(u_i, v_i)/\tau}}
+        {\sum_{j \ne i} e^{s(u_i, u_j)/\tau} + \sum_j e^{s(u_i, v_j)/\tau}}
+
+    and Eq. 8 averages it with the same term for ``v_i`` as the anchor:
+    ``J_node = (1/2N) sum_i [L(u_i) + L(v_i)] + L_div``. The first part is exactly
+    :func:`jaxcl.losses.nt_xent` of ``(u, v)`` (GRACE's loss), which this function returns;
+    add :func:`mmix_diversity_loss` for mp-mix.
+
+    Args:
+      mixed_a: ``[N, d]`` the mixed first view after ``g``.
+      z_b: ``[N, d]`` the second view.
+      temperature: ``tau`` (the paper: 1).
+      where, block_size: as :func:`jaxcl.losses.nt_xent`.
+    """
+    return nt_xent(mixed_a, z_b, temperature=temperature, where=where, block_size=block_size)
+
+
+def mmix_graph_loss(
+    h_a: ArrayLike,
+    h_b: ArrayLike,
+    *,
+    temperature: float = 1.0,
+    where: ArrayLike | None = None,
+) -> jax.Array:
+    r"""The graph-level term of m-Mix's Eq. 9, anchored on the first view only.
+
+    .. math::
+        -\frac{1}{M} \sum_i \log \frac{e^{s(h^a_i, h^b_i)/\tau}}
+        {\sum_{j \ne i} e^{s(h^a_i, h^a_j)/\tau} + \sum_j e^{s(h^a_i, h^b_j)/\tau}}
+
+    over the ``M`` graphs of a batch (``s`` cosine; the paper's ``tau`` is 1). Eq. 9 adds
+    the mean over the graphs of each graph's node objective ``J_node(G_i)``.
+
+    Args:
+      h_a, h_b: ``[M, d]`` graph embeddings of the two views.
+      temperature: ``tau > 0``.
+      where: optional ``[M]`` mask of the real graphs (padding graphs are neither anchors
+        nor negatives).
+    """
+    fn = "mmix_graph_loss"
+    h_a, h_b = _common.check_pair(fn, h_a, h_b)
+    _checks.positive(fn, "temperature", temperature)
+    m = h_a.shape[0]
+    where = _common.check_where(fn, where, m)
+    a = _common.l2_normalize(_common.zero_masked_rows(h_a, where))
+    b = _common.l2_normalize(_common.zero_masked_rows(h_b, where))
+    inv_t = 1.0 / temperature
+    same = jnp.where(jnp.eye(m, dtype=bool), -jnp.inf, (a @ a.T) * inv_t)
+    cross = (a @ b.T) * inv_t
+    same = _common.masked_logits(same, where)
+    cross = _common.masked_logits(cross, where)
+    log_den = jax.nn.logsumexp(jnp.concatenate([same, cross], axis=1), axis=1)
+    per_row = log_den - jnp.diagonal(cross)
+    if where is not None:
+        per_row = jnp.where(where, per_row, 0.0)
+    total, count = _common.anchor_sum(per_row, where)
+    return total / jnp.maximum(count, 1.0)

@@ -1,0 +1,425 @@
+"""m-Mix's hard negatives: each embedding replaced by a weighted mix of many (Zhang et al., 2022).
+
+``z_hat_i = sum_j lambda_ij z_j`` (Eq. 2), with the weights from similarity (mo-mix, Eq. 3 and
+5), from similarity in two learned projections (mp-mix, Eq. 4), from Gaussian draws
+(random-mix) or the single most similar partner at 0.5 (binary-mix). The partners of ``i`` are
+either its graph neighbours (``-wp``, the ``senders``/``receivers`` edges: sparse, never an
+``N x N`` array) or every other row (``-op``), optionally only those with similarity at least
+``threshold`` (the paper's theta). The dense path can run in row blocks of ``block_size``
+(recomputed in the backward pass) so that memory is ``O(block_size * N)``, not ``O(N^2)``.
+
+How the weights are normalised, our reading of Eq. 3-5 (the paper's sums are garbled):
+
+* ``self_weight=C`` (mo-mix): ``lambda_ii = C`` and the partners share ``1 - C`` in proportion
+  to ``exp(H_ij / temperature)``; the softmax runs over the partners only, so the weights sum
+  to 1. A row with no partner (isolated node, nothing above ``threshold``) keeps itself.
+* ``self_weight=None`` (mp-mix, random-mix): one softmax over the partners and ``i`` itself
+  (Eq. 4 sums over all ``k``); ``i`` is always kept, whatever ``threshold`` says.
+* binary-mix: ``lambda_ii = 1 - weight`` and the most similar partner gets ``weight`` (ties:
+  the lowest index); no partner: the row keeps itself.
+
+A self-loop edge ``(i, i)`` is ignored (``i`` is handled as above); a repeated edge counts
+once per copy. Rows outside ``where`` (padding) neither mix nor are mixed in; they come back
+unchanged.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from jaxcl import _checks as checks
+from jaxcl.losses._common import l2_normalize
+from jaxcl.mixers._common import compute_dtype, row_mask
+
+
+def _check_rows(fn: str, z):
+    z = jnp.asarray(checks.floating_array(fn, "z", z, ndim=2))
+    if z.shape[0] == 0:
+        checks.fail(fn, f"`z` is empty (shape {z.shape}); need at least one row")
+    return z
+
+
+def _check_edges(fn: str, senders, receivers, n: int):
+    if (senders is None) != (receivers is None):
+        checks.fail(fn, "`senders` and `receivers` go together: give both (-wp) or neither (-op)")
+    if senders is None:
+        return None, None
+    s = jnp.asarray(senders)
+    shape = tuple(s.shape)
+    if len(shape) != 1:
+        checks.fail(fn, f"`senders` must be a 1-d integer array, got shape {shape}")
+    s = checks.index_array(fn, "senders", s, shape, size=n, what="row indices of z")
+    r = checks.index_array(fn, "receivers", receivers, shape, size=n, what="row indices of z")
+    return s, r
+
+
+def _common_args(fn, z, senders, receivers, where, block_size, temperature):
+    z = _check_rows(fn, z)
+    n = z.shape[0]
+    senders, receivers = _check_edges(fn, senders, receivers, n)
+    where = row_mask(fn, where, n)
+    if block_size is not None:
+        block_size = checks.positive_int(fn, "block_size", block_size)
+        if senders is not None:
+            checks.fail(fn, "`block_size` is for the dense (-op) path; the -wp path is sparse")
+    checks.positive(fn, "temperature", temperature)
+    return z, senders, receivers, where, block_size
+
+
+# -- the weighting rules, over a "row" of candidate partners ------------------------------
+#
+# Each rule gets the partners' scores ``s`` (similarity / temperature), which of them count
+# (``valid``), the row's own score, and reductions over a row (dense: an axis; sparse: a
+# segment of the edges that share a receiver). It returns the partners' weights and the
+# row's own weight.
+
+
+def _row_max(s, valid, ops):
+    """Per-row max over the valid partners, 0 where there are none (a safe shift)."""
+    m = ops.max(jnp.where(valid, s, -jnp.inf))
+    return jax.lax.stop_gradient(jnp.where(jnp.isfinite(m), m, 0.0))
+
+
+def _masked_exp(x, valid):
+    """``exp(x)`` where valid, else 0, with no inf (nor NaN gradient) from the others."""
+    return jnp.where(valid, jnp.exp(jnp.where(valid, x, 0.0)), 0.0)
+
+
+def _softmax_with_self(s, valid, s_self, ops):
+    m = jnp.maximum(_row_max(s, valid, ops), jax.lax.stop_gradient(s_self))
+    e = _masked_exp(s - ops.expand(m), valid)
+    e_self = jnp.exp(s_self - m)
+    den = ops.sum(e) + e_self
+    return e / ops.expand(den), e_self / den
+
+
+def _fixed_self(self_weight):
+    def rule(s, valid, s_self, ops):
+        del s_self
+        m = _row_max(s, valid, ops)
+        e = _masked_exp(s - ops.expand(m), valid)
+        den = ops.sum(e)
+        has = ops.sum(valid.astype(jnp.float32)) > 0
+        w = (1.0 - self_weight) * e / ops.expand(jnp.where(has, den, 1.0))
+        return w, jnp.where(has, self_weight, 1.0)
+
+    return rule
+
+
+def _binary(weight):
+    def rule(s, valid, s_self, ops):
+        del s_self
+        m = ops.max(jnp.where(valid, s, -jnp.inf))
+        best = valid & (s == ops.expand(m))
+        big = jnp.iinfo(jnp.int32).max
+        first = ops.min(jnp.where(best, ops.index, big))
+        pick = best & (ops.index == ops.expand(first))
+        has = ops.sum(valid.astype(jnp.float32)) > 0
+        return weight * pick.astype(s.dtype), jnp.where(has, 1.0 - weight, 1.0)
+
+    return rule
+
+
+class _DenseOps:
+    """Reductions over the last axis of a ``[rows, N]`` block."""
+
+    def __init__(self, n_cols: int):
+        self.index = jnp.arange(n_cols, dtype=jnp.int32)[None, :]
+
+    max = staticmethod(lambda x: jnp.max(x, axis=-1))
+    min = staticmethod(lambda x: jnp.min(x, axis=-1))
+    sum = staticmethod(lambda x: jnp.sum(x, axis=-1))
+    expand = staticmethod(lambda v: v[:, None])
+
+
+class _SegmentOps:
+    """Reductions over the edges that share a receiver."""
+
+    def __init__(self, receivers, n: int):
+        self.receivers, self.n = receivers, n
+        self.index = jnp.arange(receivers.shape[0], dtype=jnp.int32)
+
+    def max(self, x):
+        return jax.ops.segment_max(x, self.receivers, self.n)
+
+    def min(self, x):
+        return jax.ops.segment_min(x, self.receivers, self.n)
+
+    def sum(self, x):
+        return jax.ops.segment_sum(x, self.receivers, self.n)
+
+    def expand(self, v):
+        return v[self.receivers]
+
+
+# -- the two paths --------------------------------------------------------------------------
+
+
+def _mix_sparse(z, senders, receivers, where, pair_sim, self_sim, rule, threshold, temperature):
+    n = z.shape[0]
+    sim = pair_sim(receivers, senders)
+    valid = senders != receivers
+    if where is not None:
+        valid &= where[senders] & where[receivers]
+    if threshold is not None:
+        valid &= sim >= threshold
+    ops = _SegmentOps(receivers, n)
+    w, w_self = rule(sim / temperature, valid, self_sim / temperature, ops)
+    if where is not None:
+        w_self = jnp.where(where, w_self, 1.0)
+    mixed = jax.ops.segment_sum(w[:, None] * z[senders], receivers, n)
+    return mixed + w_self[:, None] * z
+
+
+def _mix_dense(z, where, block_sim, rule, threshold, temperature, block_size):
+    n = z.shape[0]
+    ops = _DenseOps(n)
+    cols = jnp.arange(n)
+
+    def block(rows):
+        # rows past N pad the last block: they read row N - 1 and are dropped at the end
+        clipped = jnp.minimum(rows, n - 1)
+        sim = block_sim(clipped)  # [B, N]
+        self_sim = jnp.take_along_axis(sim, clipped[:, None], axis=1)[:, 0]
+        valid = (rows[:, None] != cols[None, :]) & (rows[:, None] < n)
+        if where is not None:
+            inside = where[clipped] & (rows < n)
+            valid &= inside[:, None] & where[None, :]
+        if threshold is not None:
+            valid &= sim >= threshold
+        w, w_self = rule(sim / temperature, valid, self_sim / temperature, ops)
+        if where is not None:
+            w_self = jnp.where(inside, w_self, 1.0)
+        return w @ z + w_self[:, None] * z[clipped]
+
+    if block_size is None or block_size >= n:
+        return block(cols)
+    blocks = -(-n // block_size)
+    rows = jnp.arange(blocks * block_size).reshape(blocks, block_size)
+    out = jax.lax.map(jax.checkpoint(block), rows)
+    return out.reshape(blocks * block_size, -1)[:n]
+
+
+def _mix(fn, z, senders, receivers, where, block_size, temperature, threshold, rule, q, k):
+    """Mixes the rows of ``z`` with weights from the cosine similarity of ``q_i`` and ``k_j``."""
+    if threshold is not None:
+        checks.number(fn, "threshold", threshold)
+    dtype = z.dtype
+    zf = z.astype(compute_dtype(dtype))
+    if where is not None:
+        zf = jnp.where(where[:, None], zf, 0.0)
+        q = jnp.where(where[:, None], q, 0.0)
+        k = jnp.where(where[:, None], k, 0.0)
+    qn, kn = l2_normalize(q), l2_normalize(k)
+    if senders is not None:
+        out = _mix_sparse(
+            zf,
+            senders,
+            receivers,
+            where,
+            lambda r, s: jnp.sum(qn[r] * kn[s], axis=-1),
+            jnp.sum(qn * kn, axis=-1),
+            rule,
+            threshold,
+            temperature,
+        )
+    else:
+
+        def block_sim(rows):
+            return qn[rows] @ kn.T
+
+        out = _mix_dense(zf, where, block_sim, rule, threshold, temperature, block_size)
+    if where is not None:
+        out = jnp.where(where[:, None], out, z.astype(out.dtype))
+    return out.astype(dtype)
+
+
+def mo_mix(
+    z: jax.Array,
+    *,
+    self_weight: float = 0.2,
+    threshold: float | None = None,
+    temperature: float = 1.0,
+    senders: jax.Array | None = None,
+    receivers: jax.Array | None = None,
+    where: jax.Array | None = None,
+    block_size: int | None = None,
+) -> jax.Array:
+    r"""mo-mix: each row mixed with its partners weighted by cosine similarity (Eq. 3, 5).
+
+    .. math::
+        \hat z_i = C z_i + (1 - C) \sum_{j \in P(i)}
+        \frac{\exp(\cos(z_i, z_j)/t)}{\sum_{k \in P(i)} \exp(\cos(z_i, z_k)/t)} z_j
+
+    with ``P(i)`` the partners of ``i``: its neighbours ``j`` (edges ``j -> i``:
+    ``senders[e] = j``, ``receivers[e] = i``) for m-mix-wp, else every other row (m-mix-op),
+    restricted to ``cos(z_i, z_j) >= threshold`` when one is given. The paper's ``t`` is 1.
+
+    Args:
+      z: ``[N, F]`` embeddings (any float dtype; mixed in at least float32).
+      self_weight: ``C`` in ``[0, 1]`` (the paper's default 0.2).
+      threshold: theta, or None for no threshold.
+      temperature: ``t > 0`` dividing the similarities (1 in the paper).
+      senders, receivers: ``[E]`` edges (both or neither): the -wp neighbourhoods.
+      where: optional ``[N]`` boolean mask of the real rows (padding stays unchanged).
+      block_size: dense path only: rows per block, recomputed in the backward pass (memory
+        ``O(block_size * N)``); None: one ``N x N`` block.
+
+    Returns:
+      ``[N, F]`` mixed embeddings, in ``z``'s dtype.
+
+    Example:
+      >>> import jax, jaxcl
+      >>> z = jax.random.normal(jax.random.key(0), (6, 4))
+      >>> hard = jaxcl.mixers.mo_mix(z, self_weight=0.2)  # every other row is a partner
+
+    References:
+      Zhang et al., "m-Mix: Generating Hard Negatives via Multi-sample Mixing for
+      Contrastive Learning", KDD 2022, Eq. 2, 3, 5 and Section 3.2 (-wp, -op).
+    """
+    fn = "mo_mix"
+    z, senders, receivers, where, block_size = _common_args(
+        fn, z, senders, receivers, where, block_size, temperature
+    )
+    checks.in_range(fn, "self_weight", self_weight, 0.0, 1.0)
+    return _mix(
+        fn,
+        z,
+        senders,
+        receivers,
+        where,
+        block_size,
+        temperature,
+        threshold,
+        _fixed_self(self_weight),
+        z,
+        z,
+    )
+
+
+def mp_mix(
+    z: jax.Array,
+    p_m: jax.Array,
+    p_n: jax.Array,
+    *,
+    threshold: float | None = None,
+    temperature: float = 1.0,
+    senders: jax.Array | None = None,
+    receivers: jax.Array | None = None,
+    where: jax.Array | None = None,
+    block_size: int | None = None,
+) -> jax.Array:
+    r"""mp-mix: weights from the similarity of two learned projections (Eq. 4).
+
+    .. math::
+        \lambda_{ij} = \operatorname{softmax}_{j \in P(i) \cup \{i\}}
+        \cos(z_i^\top p_m,\ z_j^\top p_n) / t
+
+    The row's own weight comes out of the same softmax; the diversity loss
+    (:func:`jaxcl.losses.mmix_diversity_loss`, Eq. 6) pushes ``z_i p_m`` and ``z_i p_n`` apart
+    to keep it small. Partners, ``threshold`` (on the projected similarity), ``where`` and
+    ``block_size`` as :func:`mo_mix`; gradients reach ``p_m`` and ``p_n`` through the weights.
+
+    Args:
+      z: ``[N, F]`` embeddings.
+      p_m, p_n: ``[F, P]`` projection matrices (the query and the key side).
+
+    Example:
+      >>> import jax, jaxcl
+      >>> kz, km, kn = jax.random.split(jax.random.key(0), 3)
+      >>> z = jax.random.normal(kz, (6, 4))
+      >>> p_m, p_n = jax.random.normal(km, (4, 4)), jax.random.normal(kn, (4, 4))
+      >>> hard = jaxcl.mixers.mp_mix(z, p_m, p_n)
+    """
+    fn = "mp_mix"
+    z, senders, receivers, where, block_size = _common_args(
+        fn, z, senders, receivers, where, block_size, temperature
+    )
+    p_m = checks.floating_array(fn, "p_m", p_m, ndim=2)
+    p_n = checks.floating_array(fn, "p_n", p_n, ndim=2)
+    for name, p in (("p_m", p_m), ("p_n", p_n)):
+        if p.shape[0] != z.shape[1] or p.shape != p_m.shape:
+            checks.fail(
+                fn,
+                f"`{name}` must have shape [{z.shape[1]}, P] (z has {z.shape[1]} columns) and "
+                f"match the other projection, got p_m {tuple(p_m.shape)}, p_n "
+                f"{tuple(p_n.shape)}",
+            )
+    zf = z.astype(compute_dtype(z.dtype))
+    if where is not None:  # padding may hold NaN: zero it before it meets p_m, p_n
+        zf = jnp.where(where[:, None], zf, 0.0)
+    rule = _softmax_with_self
+    return _mix(
+        fn, z, senders, receivers, where, block_size, temperature, threshold, rule,
+        zf @ p_m, zf @ p_n,
+    )  # fmt: skip
+
+
+def binary_mix(
+    z: jax.Array,
+    *,
+    weight: float = 0.5,
+    threshold: float | None = None,
+    senders: jax.Array | None = None,
+    receivers: jax.Array | None = None,
+    where: jax.Array | None = None,
+    block_size: int | None = None,
+) -> jax.Array:
+    """binary-mix: each row mixed with its single most similar partner (the paper's baseline).
+
+    ``z_hat_i = (1 - weight) z_i + weight z_j*``, ``j* = argmax_{j in P(i)} cos(z_i, z_j)``
+    (m-Mix Section 4.3: "the most similar negative ... with mixing weight 0.5"). Partners,
+    ``threshold``, ``where`` and ``block_size`` as :func:`mo_mix`.
+    """
+    fn = "binary_mix"
+    z, senders, receivers, where, block_size = _common_args(
+        fn, z, senders, receivers, where, block_size, 1.0
+    )
+    checks.in_range(fn, "weight", weight, 0.0, 1.0)
+    return _mix(fn, z, senders, receivers, where, block_size, 1.0, threshold, _binary(weight), z, z)
+
+
+def random_mix(
+    key: jax.Array,
+    z: jax.Array,
+    *,
+    senders: jax.Array | None = None,
+    receivers: jax.Array | None = None,
+    where: jax.Array | None = None,
+    block_size: int | None = None,
+) -> jax.Array:
+    """random-mix: the softmax of standard-normal scores over the partners and the row itself.
+
+    m-Mix's baseline for its weights (Section 4.4: weights "from Gaussian distribution ...
+    regularized with Softmax"), a fresh draw per call. The dense path draws row ``i``'s
+    scores from ``fold_in(key, i)``, so the result does not depend on ``block_size``; the
+    sparse (-wp) path draws one score per edge and per row, so the two paths' draws differ.
+    """
+    fn = "random_mix"
+    checks.prng_key(fn, "key", key)
+    z, senders, receivers, where, block_size = _common_args(
+        fn, z, senders, receivers, where, block_size, 1.0
+    )
+    n = z.shape[0]
+    zf = z.astype(compute_dtype(z.dtype))
+    if where is not None:
+        zf = jnp.where(where[:, None], zf, 0.0)
+    if senders is not None:
+        k_edge, k_self = jax.random.split(key)
+        scores = jax.random.normal(k_edge, senders.shape)
+        self_scores = jax.random.normal(k_self, (n,))
+        out = _mix_sparse(
+            zf, senders, receivers, where, lambda r, s: scores, self_scores,
+            _softmax_with_self, None, 1.0,
+        )  # fmt: skip
+    else:
+
+        def block_sim(rows):
+            keys = jax.vmap(lambda i: jax.random.fold_in(key, i))(rows)
+            return jax.vmap(lambda k: jax.random.normal(k, (n,)))(keys)
+
+        out = _mix_dense(zf, where, block_sim, _softmax_with_self, None, 1.0, block_size)
+    if where is not None:
+        out = jnp.where(where[:, None], out, z.astype(out.dtype))
+    return out.astype(z.dtype)

@@ -1,0 +1,300 @@
+"""m-Mix's mixers (jaxcl.mixers.{mo,mp,random,binary}_mix) and objectives (jaxcl.losses.mmix_*).
+
+References are NumPy loops over the paper's definitions (Eq. 2-9), one row at a time: the
+weights lambda_ij built from the partners each row is allowed, then ``lambda @ z``.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.test_util import check_grads
+
+from jaxcl import losses, mixers
+
+N, F, P = 9, 5, 4
+# Directed edges j -> i (senders, receivers): a ring both ways, a chord, a self-loop on 3, a
+# repeated edge 0 -> 1, and node 8 isolated.
+SENDERS = np.array([0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 0, 3, 0], np.int32)
+RECEIVERS = np.array([1, 0, 2, 1, 3, 2, 4, 3, 5, 4, 6, 5, 7, 6, 4, 3, 1], np.int32)
+WHERE = np.array([1, 1, 1, 1, 1, 0, 1, 1, 1], bool)
+
+
+def _data(seed=0):
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=(N, F)).astype(np.float32)
+    p_m, p_n = rng.normal(size=(2, F, P)).astype(np.float32)
+    return z, p_m, p_n
+
+
+def _cos(a, b):
+    a = a / np.linalg.norm(a, axis=-1, keepdims=True)
+    b = b / np.linalg.norm(b, axis=-1, keepdims=True)
+    return a @ b.T
+
+
+def _partners(i, wp, where):
+    """Row i's candidate partners, as a list that keeps repeated edges."""
+    if wp:
+        js = [int(s) for s, r in zip(SENDERS, RECEIVERS, strict=True) if r == i]
+    else:
+        js = list(range(N))
+    return [j for j in js if j != i and (where is None or (where[i] and where[j]))]
+
+
+def _reference(z, sim, rule, *, wp, threshold=None, temperature=1.0, where=None, c=0.2):
+    """``lambda @ z`` with lambda from the paper's rules; rows outside ``where`` unchanged."""
+    lam = np.zeros((N, N))
+    for i in range(N):
+        js = [j for j in _partners(i, wp, where) if threshold is None or sim[i, j] >= threshold]
+        if where is not None and not where[i]:
+            lam[i, i] = 1.0
+        elif rule == "fixed":
+            if not js:
+                lam[i, i] = 1.0
+                continue
+            e = np.exp(np.array([sim[i, j] for j in js]) / temperature)
+            lam[i, i] = c
+            for j, w in zip(js, (1 - c) * e / e.sum(), strict=True):
+                lam[i, j] += w
+        elif rule == "free":
+            e = np.exp(np.array([sim[i, j] for j in js] + [sim[i, i]]) / temperature)
+            w = e / e.sum()
+            lam[i, i] += w[-1]
+            for j, wj in zip(js, w[:-1], strict=True):
+                lam[i, j] += wj
+        else:  # binary at 0.5: the first most similar partner
+            if not js:
+                lam[i, i] = 1.0
+                continue
+            best = max(js, key=lambda j: (sim[i, j], -js.index(j)))
+            lam[i, i], lam[i, best] = 0.5, 0.5
+    return lam @ z.astype(np.float64)
+
+
+def _edges(wp):
+    return dict(senders=SENDERS, receivers=RECEIVERS) if wp else {}
+
+
+@pytest.mark.parametrize("wp", [True, False])
+@pytest.mark.parametrize("threshold", [None, 0.1])
+def test_mo_mix_matches_reference(wp, threshold):
+    z, _, _ = _data()
+    got = mixers.mo_mix(z, self_weight=0.3, threshold=threshold, **_edges(wp))
+    want = _reference(z, _cos(z, z), "fixed", wp=wp, threshold=threshold, c=0.3)
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-6)
+
+
+@pytest.mark.parametrize("wp", [True, False])
+def test_mp_mix_matches_reference(wp):
+    z, p_m, p_n = _data(1)
+    sim = _cos(z @ p_m, z @ p_n)
+    got = mixers.mp_mix(z, p_m, p_n, threshold=-0.2, temperature=0.5, **_edges(wp))
+    want = _reference(z, sim, "free", wp=wp, threshold=-0.2, temperature=0.5)
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-6)
+
+
+@pytest.mark.parametrize("wp", [True, False])
+def test_binary_mix_takes_the_most_similar_partner(wp):
+    z, _, _ = _data(2)
+    got = mixers.binary_mix(z, **_edges(wp))
+    want = _reference(z, _cos(z, z), "binary", wp=wp)
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-6)
+
+
+@pytest.mark.parametrize("wp", [True, False])
+def test_padding_rows_are_left_out_and_unchanged(wp):
+    z, p_m, p_n = _data(3)
+    dirty = z.copy()
+    dirty[~WHERE] = np.nan
+    got = mixers.mo_mix(dirty, where=WHERE, **_edges(wp))
+    want = _reference(z, _cos(z, z), "fixed", wp=wp, where=WHERE)
+    np.testing.assert_allclose(got[WHERE], want[WHERE], rtol=2e-5, atol=2e-6)
+    assert np.isnan(np.asarray(got[~WHERE])).all()  # handed back as they came
+    # and no NaN reaches the gradients of the real rows or the projections
+    loss = lambda z, p, q: jnp.sum(  # noqa: E731
+        jnp.where(WHERE[:, None], mixers.mp_mix(z, p, q, where=WHERE, **_edges(wp)), 0.0) ** 2
+    )
+    grads = jax.grad(loss, argnums=(0, 1, 2))(dirty, p_m, p_n)
+    assert all(np.isfinite(np.asarray(g)[WHERE] if g.shape[0] == N else g).all() for g in grads)
+
+
+def test_random_mix_weights_are_a_softmax_over_the_allowed_partners():
+    """With ``z = I`` the output is the weight matrix itself."""
+    eye = np.eye(N, dtype=np.float32)
+    for kw in (_edges(True), {}):
+        lam = np.asarray(mixers.random_mix(jax.random.key(0), eye, **kw))
+        np.testing.assert_allclose(lam.sum(1), 1.0, rtol=1e-5)
+        assert (lam >= 0).all() and (np.diag(lam) > 0).all()
+        allowed = np.eye(N, dtype=bool)
+        if kw:
+            allowed[RECEIVERS, SENDERS] = True
+        else:
+            allowed[:] = True
+        assert (lam[~allowed] == 0).all()
+        assert (lam[allowed] > 0).all()
+        again = np.asarray(mixers.random_mix(jax.random.key(1), eye, **kw))
+        assert not np.allclose(lam, again)  # a fresh draw per key
+    # the isolated node keeps itself
+    assert np.asarray(mixers.random_mix(jax.random.key(0), eye, **_edges(True)))[8, 8] == 1.0
+
+
+@pytest.mark.parametrize("mixer", ["mo", "mp", "random", "binary"])
+def test_blocks_give_the_dense_values_and_gradients(mixer):
+    z, p_m, p_n = _data(4)
+    key = jax.random.key(5)
+    fns = {
+        "mo": lambda z, p, q, b: mixers.mo_mix(z, threshold=0.0, where=WHERE, block_size=b),
+        "mp": lambda z, p, q, b: mixers.mp_mix(z, p, q, where=WHERE, block_size=b),
+        "random": lambda z, p, q, b: mixers.random_mix(key, z, block_size=b),
+        "binary": lambda z, p, q, b: mixers.binary_mix(z, block_size=b),
+    }
+    fn = fns[mixer]
+    weights = jnp.asarray(np.random.default_rng(6).normal(size=(N, F)), jnp.float32)
+
+    def value_and_grads(b):
+        loss = lambda z, p, q: jnp.sum(weights * fn(z, p, q, b))  # noqa: E731
+        return jax.value_and_grad(loss, argnums=(0, 1, 2))(z, p_m, p_n)
+
+    dense, blocked = value_and_grads(None), value_and_grads(4)  # 9 rows: 3 blocks, 3 padded
+    np.testing.assert_allclose(dense[0], blocked[0], rtol=1e-5)
+    for a, b in zip(dense[1], blocked[1], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_gradients_match_finite_differences():
+    """The weights depend on z and on p_m, p_n: both reach the gradient. (The similarities
+    are float32 whatever the input, hence the loose tolerance.)"""
+    with jax.enable_x64(True):
+        z, p_m, p_n = (jnp.asarray(a, jnp.float64) for a in _data(7))
+        for edges in (_edges(True), {}):
+
+            def f(z, p, q, edges=edges):
+                return jnp.sum(jnp.sin(mixers.mp_mix(z, p, q, **edges)))
+
+            check_grads(f, (z, p_m, p_n), order=1, modes=["rev"], eps=1e-3, rtol=2e-3, atol=2e-3)
+
+
+def test_sparse_path_never_builds_an_n_by_n_array():
+    n = 3001
+    senders = np.arange(n, dtype=np.int32)
+    receivers = np.roll(senders, 1)
+    z = jnp.zeros((n, 8))
+    p = jnp.zeros((8, 8))
+
+    def loss(z, p):
+        return jnp.sum(mixers.mp_mix(z, p, p, senders=senders, receivers=receivers))
+
+    text = str(jax.make_jaxpr(jax.grad(loss, argnums=(0, 1)))(z, p))
+    assert f"{n},{n}" not in text.replace(" ", "")
+    dense = str(jax.make_jaxpr(lambda z: mixers.mo_mix(z))(z))
+    assert f"{n},{n}" in dense.replace(" ", "")  # the check can see an N x N array
+
+
+def test_blocked_memory_is_linear_in_n():
+    """XLA's temporaries for value + gradient of mp-mix: quadrupling N multiplies the dense
+    path's by about 16 and the blocked path's by about 4."""
+
+    def temp(n, block):
+        z = jnp.zeros((n, 16))
+        p = jnp.zeros((16, 16))
+        g = jax.jit(jax.grad(lambda z, p: jnp.sum(mixers.mp_mix(z, p, p, block_size=block))))
+        return g.lower(z, p).compile().memory_analysis().temp_size_in_bytes
+
+    assert temp(4096, None) / temp(1024, None) > 10
+    assert temp(4096, 256) / temp(1024, 256) < 6
+    assert temp(4096, 256) < temp(4096, None) / 10
+
+
+def test_jit_and_bf16():
+    z, p_m, p_n = _data(8)
+    got = jax.jit(lambda z: mixers.mo_mix(z, senders=SENDERS, receivers=RECEIVERS))(
+        jnp.asarray(z, jnp.bfloat16)
+    )
+    assert got.dtype == jnp.bfloat16
+    want = mixers.mo_mix(z, senders=SENDERS, receivers=RECEIVERS)
+    np.testing.assert_allclose(np.asarray(got, np.float32), want, atol=0.05)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda z, p: mixers.mo_mix(z, self_weight=1.5), r"self_weight.*\[0.0, 1.0\].*1.5"),
+        (lambda z, p: mixers.mo_mix(z, senders=SENDERS), r"senders.*receivers.*both"),
+        (
+            lambda z, p: mixers.mo_mix(z, senders=SENDERS, receivers=RECEIVERS, block_size=4),
+            r"block_size.*dense",
+        ),
+        (
+            lambda z, p: mixers.mo_mix(z, senders=SENDERS + 5, receivers=RECEIVERS),
+            r"senders.*\[0, 9\).*= 9",
+        ),
+        (lambda z, p: mixers.mp_mix(z, p, p[:3]), r"p_n.*shape \[5, P\]"),
+        (lambda z, p: mixers.mo_mix(z[0]), r"`z`.*2"),
+        (lambda z, p: mixers.mo_mix(z, temperature=0.0), r"temperature.*> 0"),
+        (lambda z, p: mixers.binary_mix(z, weight=-0.1), r"weight.*\[0.0, 1.0\]"),
+        (lambda z, p: mixers.mo_mix(z, where=WHERE[:4]), r"where.*\(9,\)"),
+        (lambda z, p: mixers.mo_mix(z, block_size=0), r"block_size.*positive integer"),
+        (lambda z, p: losses.mmix_diversity_loss(z, p, p[:, :2].T), r"p_m.*p_n.*\[5, P\]"),
+    ],
+)
+def test_bad_input_is_named(call, message):
+    z, p_m, _ = _data()
+    with pytest.raises(ValueError, match=message):
+        call(z, p_m)
+
+
+# -- objectives ---------------------------------------------------------------------------
+
+
+def _xent_rows(anchor, positive, same, temperature):
+    """-log softmax of (anchor, positive) among same-view j != i and all cross-view j."""
+    s_same = _cos(anchor, same) / temperature
+    s_cross = _cos(anchor, positive) / temperature
+    out = []
+    for i in range(anchor.shape[0]):
+        den = sum(np.exp(s_same[i, j]) for j in range(anchor.shape[0]) if j != i)
+        den += np.exp(s_cross[i]).sum()
+        out.append(-(s_cross[i, i] - np.log(den)))
+    return np.array(out)
+
+
+def test_node_loss_is_eq_7_and_8():
+    rng = np.random.default_rng(9)
+    u, v = rng.normal(size=(2, 7, 6))
+    want = 0.5 * (_xent_rows(u, v, u, 0.7).mean() + _xent_rows(v, u, v, 0.7).mean())
+    got = losses.mmix_node_loss(u, v, temperature=0.7)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_graph_loss_is_eq_9_anchored_on_the_first_view():
+    rng = np.random.default_rng(10)
+    h_a, h_b = rng.normal(size=(2, 6, 4)).astype(np.float32)
+    np.testing.assert_allclose(
+        losses.mmix_graph_loss(h_a, h_b), _xent_rows(h_a, h_b, h_a, 1.0).mean(), rtol=1e-5
+    )
+    # padding graphs are neither anchors nor negatives
+    where = np.array([1, 1, 0, 1, 1, 0], bool)
+    dirty = h_a.copy()
+    dirty[~where] = np.inf
+    got = losses.mmix_graph_loss(dirty, h_b, temperature=0.5, where=where)
+    want = _xent_rows(h_a[where], h_b[where], h_a[where], 0.5).mean()
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_diversity_loss_is_eq_6():
+    z, p_m, p_n = _data(11)
+    q = z @ p_m / np.linalg.norm(z @ p_m, axis=1, keepdims=True)
+    k = z @ p_n / np.linalg.norm(z @ p_n, axis=1, keepdims=True)
+    want = -np.mean(np.sum((q - k) ** 2, axis=1))
+    np.testing.assert_allclose(losses.mmix_diversity_loss(z, p_m, p_n), want, rtol=1e-5)
+    # = 2 cos - 2, and masked rows do not count
+    np.testing.assert_allclose(want, np.mean(2 * np.sum(q * k, 1) - 2), rtol=1e-5)
+    got = losses.mmix_diversity_loss(z, p_m, p_n, where=WHERE)
+    np.testing.assert_allclose(got, -np.mean(np.sum((q - k) ** 2, axis=1)[WHERE]), rtol=1e-5)
+    # minimising it lowers mp-mix's self-weight: the gradient step raises the distance
+    grad = jax.grad(losses.mmix_diversity_loss, argnums=(1, 2))(z, p_m, p_n)
+    after = losses.mmix_diversity_loss(z, p_m - 0.1 * grad[0], p_n - 0.1 * grad[1])
+    assert after < want
