@@ -1,0 +1,14 @@
+"""m-Mix node row ``mo``: MVGRL + mo (m-Mix Tables 1/3/5; see :mod:`jaxcl.configs.mmix_node`).
+
+    JAXCL_DATA_DIR=../shared/data python -m jaxcl.main \
+        --config=experiments/mmix/node_mo.py:cora --workdir=/tmp/mmix_mo_cora
+    # Citeseer: :citeseer; all nodes as partners (m-mix-op): :cora,op; smoke test: :cora,quick
+
+Measured: not yet.
+"""
+
+from jaxcl.configs import mmix_node
+
+
+def get_config(arg: str | None = None):
+    return mmix_node.make("mo", arg)

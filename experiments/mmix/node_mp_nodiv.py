@@ -1,0 +1,14 @@
+"""m-Mix node row ``mp_nodiv``: MVGRL + mp_nodiv (m-Mix Tables 1/3/5; see :mod:`jaxcl.configs.mmix_node`).
+
+    JAXCL_DATA_DIR=../shared/data python -m jaxcl.main \
+        --config=experiments/mmix/node_mp_nodiv.py:cora --workdir=/tmp/mmix_mp_nodiv_cora
+    # Citeseer: :citeseer; all nodes as partners (m-mix-op): :cora,op; smoke test: :cora,quick
+
+Measured: not yet.
+"""
+
+from jaxcl.configs import mmix_node
+
+
+def get_config(arg: str | None = None):
+    return mmix_node.make("mp_nodiv", arg)
