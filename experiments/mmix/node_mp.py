@@ -1,4 +1,4 @@
-"""m-Mix node row ``mp``: MVGRL + mp (m-Mix Tables 1/3/5; see :mod:`jaxcl.configs.mmix_node`).
+"""m-Mix node row ``mp``: MVGRL + mp (m-Mix Tables 1, 3, 5; :mod:`jaxcl.configs.mmix_node`).
 
     JAXCL_DATA_DIR=../shared/data python -m jaxcl.main \
         --config=experiments/mmix/node_mp.py:cora --workdir=/tmp/mmix_mp_cora

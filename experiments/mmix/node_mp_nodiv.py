@@ -1,4 +1,4 @@
-"""m-Mix node row ``mp_nodiv``: MVGRL + mp_nodiv (m-Mix Tables 1/3/5; see :mod:`jaxcl.configs.mmix_node`).
+"""m-Mix node row ``mp_nodiv``: MVGRL + mp-mix without L_div (m-Mix Tables 1, 5, 9).
 
     JAXCL_DATA_DIR=../shared/data python -m jaxcl.main \
         --config=experiments/mmix/node_mp_nodiv.py:cora --workdir=/tmp/mmix_mp_nodiv_cora

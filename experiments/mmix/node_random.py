@@ -1,4 +1,4 @@
-"""m-Mix node row ``random``: MVGRL + random (m-Mix Tables 1/3/5; see :mod:`jaxcl.configs.mmix_node`).
+"""m-Mix node row ``random``: MVGRL + random (m-Mix Tables 1, 3, 5; :mod:`jaxcl.configs.mmix_node`).
 
     JAXCL_DATA_DIR=../shared/data python -m jaxcl.main \
         --config=experiments/mmix/node_random.py:cora --workdir=/tmp/mmix_random_cora

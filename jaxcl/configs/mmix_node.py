@@ -20,8 +20,6 @@ Data: as :mod:`jaxcl.configs.grace_node`.
 
 from __future__ import annotations
 
-import ml_collections
-
 from jaxcl.configs.common import default_data_dir, parse_arg
 from jaxcl.training import base_config
 

@@ -6,9 +6,9 @@ is registered); ``get(name)`` returns the class ``config.method.name`` names. En
 
 Tabular (DACL Table 1, i-Mix): ``dacl``, ``dacl_plus``, ``gaussian``, ``none``,
 ``supervised``, ``npair``, ``imix``. Graphs (DACL Table 4): ``dacl_graph``, ``infograph``.
-Nodes: ``grace``, ``grace_esco`` (GRACE with ESCo's loss), ``mvgrl``, ``mvgrl_mmix`` (m-Mix). Images (DACL Tables
-2-3, i-Mix): ``simclr``, ``simclr_dacl``, ``npair_image``, ``imix_image``, ``moco``,
-``imix_moco``, ``byol``, ``imix_byol``, and the
+Nodes: ``grace``, ``grace_esco`` (GRACE with ESCo's loss), ``mvgrl``, ``mvgrl_mmix``
+(MVGRL + m-Mix). Images (DACL Tables 2-3, i-Mix): ``simclr``, ``simclr_dacl``,
+``npair_image``, ``imix_image``, ``moco``, ``imix_moco``, ``byol``, ``imix_byol``, and the
 domain-agnostic ``dacl``, ``dacl_plus``, ``gaussian``, ``none``, ``supervised`` on whole images.
 """
 
@@ -28,8 +28,8 @@ from jaxcl.methods._grace import GRACE, GRACEESCo, GRACEInputs
 from jaxcl.methods._graph import DACLGraph, InfoGraph
 from jaxcl.methods._images import ImageIMix, ImageNPair, SimCLR, SimCLRDACL
 from jaxcl.methods._imix import IMix, NPair
+from jaxcl.methods._mmix import MMixNodeModel, MVGRLMix
 from jaxcl.methods._momentum import BYOL, IMixBYOL, IMixMoCo, MoCo
-from jaxcl.methods._mmix import MVGRLMix, MMixNodeModel
 from jaxcl.methods._mvgrl import MVGRL, MVGRLInputs
 from jaxcl.methods._queue import enqueue, queue_init, queue_mask, queue_specs
 from jaxcl.methods._tabular import (

@@ -143,4 +143,3 @@ class MVGRLMix(MVGRL):
     def features(self, model, inputs: MVGRLInputs):
         z_a, z_b = model.embed(inputs)
         return z_a + z_b
-

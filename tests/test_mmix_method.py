@@ -1,0 +1,158 @@
+"""MVGRL + m-Mix at node level (method ``mvgrl_mmix``): the loss is the composition the
+docstring states, each row's mixer is the one it names, gradients reach the extra
+parameters, bad settings are named, every row's config validates, and a short run on Cora
+trains and evaluates."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from flax import nnx
+
+from jaxcl import graphs, losses, methods, mixers, training
+from jaxcl.configs import mmix_node
+from jaxcl.data import NodeDataset
+
+REPO = Path(__file__).parents[1]
+DATA = REPO.parent / "shared" / "data"
+ROWS = sorted(mmix_node.ROWS)
+
+
+def _config(**hp):
+    c = training.base_config("cora", "mvgrl_mmix", optimizer="adam_l2")
+    c.model.encoder_depth = 1
+    c.model.encoder_width = 8
+    c.method.update(hp)
+    return c
+
+
+def _toy(seed=0, n=20, f=6):
+    rng = np.random.default_rng(seed)
+    upper = np.triu(rng.random((n, n)) < 0.2, 1)
+    s, r = np.nonzero(upper | upper.T)
+    x = rng.random((n, f)).astype(np.float32)
+    m = np.zeros(n, bool)
+    return NodeDataset("toy", s, r, x, rng.integers(0, 3, n), 3, m, m, m)
+
+
+def _setup(**hp):
+    method = methods.MVGRLMix(_config(**hp))
+    ds = _toy()
+    model = method.build(methods.DataSpec("node", 6, 3), nnx.Rngs(0))
+    inputs = method.node_inputs(ds, graphs.node_graph(ds))
+    return method, model, inputs
+
+
+@pytest.mark.parametrize("partners", ["wp", "op"])
+def test_loss_is_node_objective_of_mixed_view_plus_diversity(partners):
+    method, model, inputs = _setup(mixing="mp", partners=partners, diversity=0.5)
+    loss, metrics = method.loss(model, inputs, jax.random.key(0), {})
+    z_a, z_b = model.embed(inputs)
+    p_m, p_n = model.p_m.kernel[...], model.p_n.kernel[...]
+    edges = (
+        dict(senders=inputs.graph.senders, receivers=inputs.graph.receivers)
+        if partners == "wp"
+        else {}
+    )
+    hard = model.g(mixers.mp_mix(z_a, p_m, p_n, **edges))
+    want = losses.mmix_node_loss(hard, z_b) + 0.5 * losses.mmix_diversity_loss(z_a, p_m, p_n)
+    np.testing.assert_allclose(loss, want, rtol=1e-6)
+    assert set(metrics) == {"loss", "contrast", "diversity_loss"}
+
+
+@pytest.mark.parametrize(
+    ("mixing", "mixer"),
+    [
+        ("mo", lambda z, m, key, e: mixers.mo_mix(z, self_weight=0.3, **e)),
+        ("binary", lambda z, m, key, e: mixers.binary_mix(z, **e)),
+        ("random", lambda z, m, key, e: mixers.random_mix(key, z, **e)),
+    ],
+)
+def test_each_row_mixes_with_the_mixer_it_names(mixing, mixer):
+    method, model, inputs = _setup(mixing=mixing, diversity=0.0, self_weight=0.3)
+    key = jax.random.key(1)
+    z_a, _ = model.embed(inputs)
+    edges = dict(senders=inputs.graph.senders, receivers=inputs.graph.receivers)
+    np.testing.assert_allclose(
+        method.mix(model, z_a, inputs.graph, key), mixer(z_a, model, key, edges), rtol=1e-6
+    )
+    assert model.p_m is None and model.p_n is None  # only mp-mix has projections
+
+
+def test_gradients_reach_g_and_the_projections_even_without_the_diversity_loss():
+    method, model, inputs = _setup(mixing="mp", diversity=0.0)
+    graphdef, params, rest = nnx.split(model, nnx.Param, ...)
+
+    def loss(params):
+        return method.loss(nnx.merge(graphdef, params, rest), inputs, jax.random.key(0), {})[0]
+
+    grads = nnx.to_flat_state(jax.grad(loss)(params))
+    norms = {"/".join(map(str, k)): float(jnp.linalg.norm(v[...])) for k, v in grads}
+    for name in ("p_m/kernel", "p_n/kernel", "g_in/kernel", "g_out/kernel"):
+        assert norms[name] > 0, (name, norms)
+
+
+def test_op_threshold_changes_the_mix_and_wp_ignores_it():
+    method, model, inputs = _setup(mixing="mo", diversity=0.0, partners="op", threshold=0.99)
+    z_a, _ = model.embed(inputs)
+    got = method.mix(model, z_a, inputs.graph, jax.random.key(0))
+    np.testing.assert_allclose(got, mixers.mo_mix(z_a, threshold=0.99), rtol=1e-6)
+    assert not np.allclose(got, mixers.mo_mix(z_a))
+
+
+@pytest.mark.parametrize(
+    ("hp", "message"),
+    [
+        (dict(mixing="gat"), r"config.method.mixing = 'gat'.*\['random', 'binary', 'mo', 'mp'\]"),
+        (dict(partners="knn"), r"config.method.partners = 'knn'"),
+        (dict(mixing="mo", diversity=1.0), r"diversity = 1.0.*mixing='mo'"),
+        (dict(self_weight=1.5), r"self_weight = 1.5"),
+        (dict(temperature=0.0), r"temperature = 0.0"),
+        (dict(block_size=-1), r"block_size = -1"),
+    ],
+)
+def test_bad_settings_are_named(hp, message):
+    with pytest.raises(ValueError, match=message):
+        methods.MVGRLMix(_config(**hp))
+
+
+def _experiment(row, arg):
+    path = REPO / "experiments" / "mmix" / f"node_{row}.py"
+    spec = importlib.util.spec_from_file_location("cfg", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.get_config(arg)
+
+
+@pytest.mark.parametrize("row", ROWS)
+def test_every_row_config_validates_with_the_papers_setup(row):
+    for arg in ("cora", "citeseer,op", "cora,quick"):
+        c = _experiment(row, arg)
+        training.validate(c)
+        methods.MVGRLMix(c)
+    c = _experiment(row, "citeseer")
+    assert (c.optim.name, c.optim.lr, c.model.encoder_depth, c.method.temperature) == (
+        "adam_l2",
+        3e-4,
+        1,
+        1.0,
+    )
+    assert c.method.partners == "wp" and _experiment(row, "cora,op").method.partners == "op"
+    assert c.method.mixing == mmix_node.ROWS[row]["mixing"]
+    assert c.method.diversity == (1.0 if row == "mp" else 0.0)
+
+
+def test_short_run_on_cora_trains_and_evaluates(tmp_path):
+    if not (DATA / "planetoid").is_dir():
+        pytest.fail(f"benchmark data not found at {DATA} (../shared/data beside the checkout)")
+    c = _experiment("mp", "cora,quick")
+    c.data.data_dir = str(DATA)
+    c.train.epochs = 3
+    results = training.train_and_evaluate(c, str(tmp_path))
+    assert results["steps"] == 3 and np.isfinite(results["final_loss"])
+    assert 0.0 < results["test_top1"] <= 1.0
+    assert json.loads((tmp_path / "results.json").read_text())["method"] == "mvgrl_mmix"
