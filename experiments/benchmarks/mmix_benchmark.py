@@ -1,0 +1,228 @@
+"""Benchmark: m-Mix's mixing step (memory and time, dense vs blocked vs -wp) and the cost of an
+m-Mix epoch relative to its base method (MVGRL) on Cora and Citeseer.
+
+Part 1, the mixing step: value and gradient (with respect to ``z``, ``p_m``, ``p_n``) of
+``sum(mp_mix(z, p_m, p_n, ...))`` for ``z`` of ``N x dim`` (``N`` = 2,708, Cora's size, and
+20,000, Pubmed's order; ``dim`` 512). Three paths: ``dense`` (one ``N x N`` block, -op),
+``blocked`` (-op in row blocks of ``--block-size``, recomputed in the backward pass) and
+``wp`` (neighbours only: a random symmetric graph with Cora's mean in-degree, 3.9, sparse over
+its edges). Memory is what XLA plans for the compiled function: its temporaries
+(``memory_analysis().temp_size_in_bytes``), arguments and outputs apart. Time is the median
+of ``--repeats`` calls after one warm-up, each waited for. A path whose planned temporaries
+exceed ``--max-run-gib`` is compiled (its plan reported) but not run.
+
+Part 2, the epoch: the trainer's own jitted step (``training.Run.train_step()``) of ``mvgrl``
+(MVGRL's config, ``experiments/mvgrl``) and of each m-Mix row of
+``jaxcl/configs/mmix_node.py`` (MVGRL's encoders at width 512, the full graph every epoch),
+median seconds per epoch over ``--epochs`` after compiling and one warm-up step, and the
+ratio to MVGRL's. MVGRL's base step has a corrupted second pass and a bilinear
+discriminator; the m-Mix rows have no corruption but an ``N x N`` contrast (Eq. 7), so the
+ratio measures the methods as the paper runs them, not the mixing alone (part 1 has that).
+
+Time on a quiet machine: XLA:CPU's threads share the cores with any other job.
+
+Usage (from the repository root; Cora and Citeseer from ``$JAXCL_DATA_DIR`` or
+``../shared/data``):
+
+  python experiments/benchmarks/mmix_benchmark.py            # both parts
+  python experiments/benchmarks/mmix_benchmark.py --quick    # small N, 2 epochs: a smoke run
+
+Writes mmix_benchmark[_quick].json and .png to --out (default experiments/benchmarks/results).
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import statistics
+import sys
+import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+import _common  # noqa: E402
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+ROWS = ("random", "binary", "mo", "mp_nodiv", "mp")
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="small sizes and 2 epochs")
+    p.add_argument("--sizes", type=int, nargs="+", default=[2708, 20000])
+    p.add_argument("--dim", type=int, default=512)
+    p.add_argument("--block-size", type=int, default=1024)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--max-run-gib", type=float, default=6.0)
+    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--datasets", nargs="+", default=["cora", "citeseer"])
+    p.add_argument("--skip-epochs", action="store_true", help="part 1 only")
+    p.add_argument("--out", type=pathlib.Path, default=REPO / "experiments/benchmarks/results")
+    args = p.parse_args()
+    if args.quick:
+        args.sizes, args.dim, args.block_size = [512, 2048], 64, 256
+        args.repeats, args.epochs, args.datasets = 2, 2, ["cora"]
+    return args
+
+
+def _median_seconds(fn, repeats: int) -> float:
+    import jax
+
+    jax.block_until_ready(fn())  # warm-up
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(fn())
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _random_graph(n: int, degree: float, seed: int):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    m = int(n * degree / 2)
+    a, b = rng.integers(0, n, m), rng.integers(0, n, m)
+    keep = a != b
+    a, b = a[keep], b[keep]
+    senders = np.concatenate([a, b]).astype(np.int32)
+    receivers = np.concatenate([b, a]).astype(np.int32)
+    return senders, receivers
+
+
+def mixing_step(args) -> list[dict]:
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from jaxcl import mixers
+
+    rows = []
+    for n in args.sizes:
+        rng = np.random.default_rng(0)
+        z = jnp.asarray(rng.normal(size=(n, args.dim)), jnp.float32)
+        p_m, p_n = jnp.asarray(rng.normal(size=(2, args.dim, args.dim)) / args.dim**0.5)
+        senders, receivers = _random_graph(n, 3.9, 1)
+        paths = {
+            "dense": dict(),
+            "blocked": dict(block_size=args.block_size),
+            "wp": dict(senders=jnp.asarray(senders), receivers=jnp.asarray(receivers)),
+        }
+        for path, kw in paths.items():
+
+            def loss(z, p, q, kw=kw):
+                return jnp.sum(mixers.mp_mix(z, p, q, **kw))
+
+            grad = jax.jit(jax.value_and_grad(loss, argnums=(0, 1, 2)))
+            compiled = grad.lower(z, p_m, p_n).compile()
+            mem = _common.xla_memory(compiled)
+            row = {"n": n, "path": path, "edges": int(senders.size) if path == "wp" else None}
+            row.update(mem or {})
+            temp_gib = (mem or {}).get("temp_bytes", 0) / 2**30
+            if temp_gib > args.max_run_gib:
+                row["seconds"] = None
+                row["note"] = f"not run: {temp_gib:.1f} GiB planned > --max-run-gib"
+            else:
+                args_ = (z, p_m, p_n)
+                row["seconds"] = _median_seconds(lambda c=compiled, a=args_: c(*a), args.repeats)
+            rows.append(row)
+            secs = "not run" if row["seconds"] is None else f"{row['seconds'] * 1e3:9.1f} ms"
+            print(
+                f"  N={n:6d} {path:8s} temp {row.get('temp_bytes', 0) / 2**20:10.1f} MiB  {secs}",
+                flush=True,
+            )
+    return rows
+
+
+def epochs(args) -> list[dict]:
+    import jax
+
+    from jaxcl import methods, training
+    from jaxcl.configs import mmix_node, mvgrl_node
+    from jaxcl.configs.common import default_data_dir
+
+    rows = []
+    for dataset in args.datasets:
+        configs = {"mvgrl": mvgrl_node.make(dataset)}
+        configs.update({row: mmix_node.make(row, dataset) for row in ROWS})
+        base = None
+        for row, c in configs.items():
+            c.data.data_dir = c.data.data_dir or default_data_dir("planetoid") or ""
+            c.train.epochs = args.epochs + 1
+            c.mesh.data = 1
+            training.validate(c)
+            method = methods.get(c.method.name)(c)
+            mesh = training.make_mesh(1)
+            with jax.set_mesh(mesh):
+                run = training.Run.build(c, method, mesh)
+                graph = run.task.place(next(iter(run.task.batches(0))))
+                state = jax.jit(run.init_state, out_shardings=run.shardings)()
+                step = run.train_step()
+                key = jax.random.key(0)
+                state, _ = step(state, graph, key)  # compile + warm-up
+                jax.block_until_ready(state)
+                times = []
+                for i in range(args.epochs):
+                    start = time.perf_counter()
+                    state, metrics = step(state, graph, jax.random.fold_in(key, i))
+                    jax.block_until_ready(state)
+                    times.append(time.perf_counter() - start)
+            sec = statistics.median(times)
+            base = sec if row == "mvgrl" else base
+            rows.append({"data": dataset, "row": row, "seconds_per_epoch": sec})
+            print(f"  {dataset:9s} {row:9s} {sec * 1e3:9.1f} ms/epoch  {sec / base:5.2f}x MVGRL")
+    return rows
+
+
+def draw(record: dict, path: pathlib.Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    mix = record["mixing_step"]
+    sizes = sorted({r["n"] for r in mix})
+    for path_name, marker in (("dense", "o"), ("blocked", "s"), ("wp", "^")):
+        pts = [r for r in mix if r["path"] == path_name]
+        axes[0].plot(
+            [r["n"] for r in pts],
+            [r.get("temp_bytes", 0) / 2**20 for r in pts],
+            marker=marker,
+            label=path_name,
+        )
+    axes[0].set(
+        xscale="log", yscale="log", xlabel="N (nodes)", ylabel="XLA temporaries (MiB)",
+        title="mp-mix value + gradient: planned memory", xticks=sizes,
+    )  # fmt: skip
+    axes[0].legend()
+    ep = record.get("epochs") or []
+    if ep:
+        datasets = sorted({r["data"] for r in ep})
+        width = 0.8 / len(datasets)
+        names = [r["row"] for r in ep if r["data"] == datasets[0]]
+        for k, d in enumerate(datasets):
+            vals = [r["seconds_per_epoch"] * 1e3 for r in ep if r["data"] == d]
+            axes[1].bar([i + k * width for i in range(len(vals))], vals, width, label=d)
+        axes[1].set_xticks([i + width * (len(datasets) - 1) / 2 for i in range(len(names))])
+        axes[1].set_xticklabels(names)
+        axes[1].set(ylabel="ms per epoch", title="one full-graph step (median)")
+        axes[1].legend()
+    env = record["env"]
+    _common.finish_figure(fig, path, f"{env.get('cpu', '')} | jax {env.get('jax', '')}")
+
+
+def main() -> None:
+    args = parse_args()
+    env = _common.environment(("jax", "jaxlib", "flax"))
+    _common.print_environment(env)
+    print("part 1: mp-mix value + gradient")
+    record = {"env": env, "mixing_step": mixing_step(args)}
+    if not args.skip_epochs:
+        print("part 2: seconds per epoch, the trainer's step")
+        record["epochs"] = epochs(args)
+    _common.save_record(args, "mmix_benchmark", record, lambda p: draw(record, p))
+
+
+if __name__ == "__main__":
+    main()
