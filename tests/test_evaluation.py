@@ -527,3 +527,27 @@ def test_knn_errors(kw, match):
     args.update(kw)
     with pytest.raises(ValueError, match=r"knn_accuracy: .*" + match):
         evaluation.knn_accuracy(**args)
+
+
+# -- node clustering (k-means, NMI / ARI) ---------------------------------------------------
+
+
+def test_kmeans_recovers_separated_clusters_and_not_random_labels():
+    rng = np.random.default_rng(0)
+    labels = np.repeat(np.arange(4), 50)
+    centres = rng.normal(size=(4, 8)) * 10
+    x = centres[labels] + rng.normal(size=(200, 8))
+    r = evaluation.kmeans_nmi_ari(x, labels)
+    assert r["nmi"] > 0.99 and r["ari"] > 0.99
+    shuffled = evaluation.kmeans_nmi_ari(x, rng.permutation(labels))
+    assert abs(shuffled["nmi"]) < 0.1 and abs(shuffled["ari"]) < 0.1
+
+
+def test_kmeans_bad_input_is_named():
+    x = np.zeros((5, 3))
+    with pytest.raises(ValueError, match=r"kmeans_nmi_ari.*\[n, dim\].*\[n\]"):
+        evaluation.kmeans_nmi_ari(x, np.zeros(4, int))
+    with pytest.raises(ValueError, match="NaN or inf"):
+        evaluation.kmeans_nmi_ari(np.full((5, 3), np.nan), np.zeros(5, int))
+    with pytest.raises(ValueError, match="num_clusters` = 9 exceeds"):
+        evaluation.kmeans_nmi_ari(x, np.zeros(5, int), num_clusters=9)

@@ -155,4 +155,5 @@ def test_short_run_on_cora_trains_and_evaluates(tmp_path):
     results = training.train_and_evaluate(c, str(tmp_path))
     assert results["steps"] == 3 and np.isfinite(results["final_loss"])
     assert 0.0 < results["test_top1"] <= 1.0
+    assert -1.0 <= results["cluster_nmi"] <= 1.0 and -1.0 <= results["cluster_ari"] <= 1.0
     assert json.loads((tmp_path / "results.json").read_text())["method"] == "mvgrl_mmix"

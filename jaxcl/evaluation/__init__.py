@@ -10,9 +10,11 @@ training run one compiled program on the default device (a GPU/TPU when there is
 * :func:`kfold_linear_accuracy` -- DACL's graph protocol: full-batch Adam, stratified 10-fold.
 * :func:`svm_kfold_accuracy` -- InfoGraph's (and m-Mix's) linear SVM with C chosen by inner CV.
 * :func:`node_logistic_regression` -- GRACE/PyGCL node classification, best-validation test acc.
+* :func:`kmeans_nmi_ari` -- node clustering (MVGRL, m-Mix Table 8): k-means, NMI and ARI.
 * :func:`knn_accuracy`, :func:`knn_predict` -- cosine-similarity weighted kNN (InstDisc).
 """
 
+from jaxcl.evaluation._clustering import kmeans_nmi_ari
 from jaxcl.evaluation._kfold import kfold_linear_accuracy
 from jaxcl.evaluation._knn import knn_accuracy, knn_predict
 from jaxcl.evaluation._linear_probe import linear_probe
@@ -21,6 +23,7 @@ from jaxcl.evaluation._svm import svm_kfold_accuracy
 
 __all__ = [
     "kfold_linear_accuracy",
+    "kmeans_nmi_ari",
     "knn_accuracy",
     "knn_predict",
     "linear_probe",

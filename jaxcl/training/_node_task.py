@@ -29,6 +29,8 @@ def config_defaults(data: str, method, config) -> dict:
         "eval": {
             "node_split": "random",  # random (GRACE's 10/10/80) | public (Planetoid)
             "node_every_epochs": 0,  # 0 = only at the end
+            # k-means on the final embeddings, NMI and ARI (MVGRL's and m-Mix's Table 8)
+            "node_clustering": False,
         },
     }
 
@@ -97,7 +99,12 @@ class NodeClassificationTask:
 
     def final(self, features_fn, logits_fn, history: list[dict]) -> dict:
         r = self.evaluate(features_fn, self.config.train.get("epochs", 0))
-        return {"test_top1": r["node_test_acc"], "val_top1": r["node_val_acc"]}
+        out = {"test_top1": r["node_test_acc"], "val_top1": r["node_val_acc"]}
+        if self.config.eval.node_clustering:
+            x = np.asarray(jax.device_get(features_fn(self.graph)))
+            c = evaluation.kmeans_nmi_ari(x, self.ds.labels, seed=self.config.seed)
+            out.update(cluster_nmi=c["nmi"], cluster_ari=c["ari"])
+        return out
 
 
 _task.register_task(
