@@ -152,8 +152,18 @@ def test_short_run_on_cora_trains_and_evaluates(tmp_path):
     c = _experiment("mp", "cora,quick")
     c.data.data_dir = str(DATA)
     c.train.epochs = 3
+    c.eval.node_classifier_runs = 3
     results = training.train_and_evaluate(c, str(tmp_path))
+    assert results["test_top1_std_over_classifiers"] >= 0.0
     assert results["steps"] == 3 and np.isfinite(results["final_loss"])
     assert 0.0 < results["test_top1"] <= 1.0
     assert -1.0 <= results["cluster_nmi"] <= 1.0 and -1.0 <= results["cluster_ari"] <= 1.0
     assert json.loads((tmp_path / "results.json").read_text())["method"] == "mvgrl_mmix"
+
+
+def test_node_evaluation_keys_are_validated():
+    c = _experiment("mp", "cora")
+    assert (c.eval.node_classifier_runs, c.eval.node_clustering) == (50, True)
+    c.eval.node_classifier_runs = 0
+    with pytest.raises(training.ConfigError, match="eval.node_classifier_runs"):
+        training.validate(c)

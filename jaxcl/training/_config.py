@@ -378,6 +378,8 @@ CHECKS = {
     "eval.graph_linear_lr": _positive,
     "eval.node_split": lambda p, v: _choice(p, v, ("random", "public")),
     "eval.node_every_epochs": _nonnegative_int,
+    "eval.node_classifier_runs": _positive_int,
+    "eval.node_clustering": _flag,
 }
 
 
