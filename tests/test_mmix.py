@@ -298,3 +298,49 @@ def test_diversity_loss_is_eq_6():
     grad = jax.grad(losses.mmix_diversity_loss, argnums=(1, 2))(z, p_m, p_n)
     after = losses.mmix_diversity_loss(z, p_m - 0.1 * grad[0], p_n - 0.1 * grad[1])
     assert after < want
+
+
+def test_edge_mask_drops_edges_as_if_absent():
+    z, p_m, p_n = _data(12)
+    keep = np.arange(SENDERS.size) % 3 != 0
+    for mixer in (
+        lambda **e: mixers.mo_mix(z, **e),
+        lambda **e: mixers.mp_mix(z, p_m, p_n, **e),
+        lambda **e: mixers.binary_mix(z, **e),
+    ):
+        got = mixer(senders=SENDERS, receivers=RECEIVERS, edge_mask=keep)
+        want = mixer(senders=SENDERS[keep], receivers=RECEIVERS[keep])
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    with pytest.raises(ValueError, match="edge_mask.*senders"):
+        mixers.mo_mix(z, edge_mask=keep)
+
+
+def test_per_graph_node_loss_is_the_mean_of_each_graphs_eq_8():
+    rng = np.random.default_rng(13)
+    sizes = [3, 1, 4]  # a one-node graph has only its positive: its term is 0
+    ids = np.repeat(np.arange(3), sizes).astype(np.int32)
+    u, v = rng.normal(size=(2, ids.size, 5)).astype(np.float32)
+    terms = []
+    for g, size in enumerate(sizes):
+        a, b = u[ids == g], v[ids == g]
+        if size == 1:
+            terms.append(0.0)
+            continue
+        terms.append(0.5 * (_xent_rows(a, b, a, 0.5).mean() + _xent_rows(b, a, b, 0.5).mean()))
+    got = losses.mmix_node_loss_per_graph(u, v, ids, num_graphs=3, temperature=0.5)
+    np.testing.assert_allclose(got, np.mean(terms), rtol=1e-5, atol=1e-6)
+    # padding nodes (and an empty padding graph) do not count, whatever they hold
+    pad_u = np.concatenate([u, np.full((2, 5), np.nan, np.float32)])
+    pad_v = np.concatenate([v, np.full((2, 5), np.inf, np.float32)])
+    pad_ids = np.concatenate([ids, [3, 3]]).astype(np.int32)
+    mask = np.arange(pad_ids.size) < ids.size
+    got = losses.mmix_node_loss_per_graph(
+        pad_u, pad_v, pad_ids, num_graphs=4, temperature=0.5, node_mask=mask
+    )
+    np.testing.assert_allclose(got, np.mean(terms), rtol=1e-5, atol=1e-6)
+    grad = jax.grad(
+        lambda x: losses.mmix_node_loss_per_graph(
+            x, pad_v, pad_ids, num_graphs=4, temperature=0.5, node_mask=mask
+        )
+    )(pad_u)
+    assert np.isfinite(np.asarray(grad)).all() and (np.asarray(grad)[~mask] == 0).all()

@@ -111,10 +111,10 @@ def _graphs_tuple(graph: Graph, weights: np.ndarray | None) -> jraph.GraphsTuple
     edges = None
     if weights is not None:
         weights = np.asarray(weights, np.float32)
-        if weights.shape != (graph.num_edges,):
+        if weights.shape[:1] != (graph.num_edges,) or weights.ndim > 2:
             raise ValueError(
-                f"edge weights must have shape [num_edges]=({graph.num_edges},), got "
-                f"{weights.shape}"
+                f"edge weights must have shape [num_edges]=({graph.num_edges},) or "
+                f"[num_edges, k], got {weights.shape}"
             )
         edges = weights[order]
     return jraph.GraphsTuple(
@@ -156,8 +156,9 @@ def batch_graphs(
       budget: the padded size; ``None`` pads minimally (one padding node and graph, no
         padding edge), which compiles a new shape per batch: use a budget from
         :func:`padding_budgets` inside a training loop.
-      edge_weights: optional ``[num_edges]`` weights per graph, aligned with each graph's
-        edges (e.g. PPR diffusion weights); stored in ``edges``, padding edges weigh 0.
+      edge_weights: optional ``[num_edges]`` (or ``[num_edges, k]``: ``k`` values per edge)
+        weights per graph, aligned with each graph's edges (e.g. PPR diffusion weights);
+        stored in ``edges``, padding edges weigh 0.
 
     Returns:
       A ``jraph.GraphsTuple``: ``nodes`` float32 ``[n_node, F]``, ``senders``/``receivers``

@@ -17,7 +17,12 @@ from jaxcl.losses._esco import NEGATIVES as ESCO_NEGATIVES
 from jaxcl.losses._esco import esco_loss
 from jaxcl.losses._infonce import infonce, nt_xent
 from jaxcl.losses._local_global import local_global_jsd
-from jaxcl.losses._mmix import mmix_diversity_loss, mmix_graph_loss, mmix_node_loss
+from jaxcl.losses._mmix import (
+    mmix_diversity_loss,
+    mmix_graph_loss,
+    mmix_node_loss,
+    mmix_node_loss_per_graph,
+)
 from jaxcl.losses._npair import imix_byol_loss, imix_npair_loss
 
 __all__ = [
@@ -31,5 +36,6 @@ __all__ = [
     "mmix_diversity_loss",
     "mmix_graph_loss",
     "mmix_node_loss",
+    "mmix_node_loss_per_graph",
     "nt_xent",
 ]

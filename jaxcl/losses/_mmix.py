@@ -125,3 +125,58 @@ def mmix_graph_loss(
         per_row = jnp.where(where, per_row, 0.0)
     total, count = _common.anchor_sum(per_row, where)
     return total / jnp.maximum(count, 1.0)
+
+
+def mmix_node_loss_per_graph(
+    mixed_a: ArrayLike,
+    z_b: ArrayLike,
+    node_graph: ArrayLike,
+    *,
+    num_graphs: int,
+    temperature: float = 1.0,
+    node_mask: ArrayLike | None = None,
+) -> jax.Array:
+    """Eq. 9's node part: the mean over graphs of each graph's node objective (Eq. 7-8).
+
+    For a batch of graphs, node ``i`` is contrasted only with the nodes of its own graph
+    (its positive ``z_b[i]``, the other nodes of both views of that graph as negatives);
+    each graph's loss is the mean over its nodes of both anchors' terms, as
+    :func:`mmix_node_loss` on that graph alone, and the result is the mean over the graphs
+    with at least one real node. A graph of one node has only its positive: its term is 0.
+
+    Args:
+      mixed_a, z_b: ``[n_node, d]`` the mixed first view after ``g`` and the second view.
+      node_graph: int ``[n_node]`` each node's graph, in ``[0, num_graphs)``.
+      num_graphs: static number of graphs (padding graphs included).
+      temperature: ``tau > 0``.
+      node_mask: optional ``[n_node]`` mask of the real nodes (padding may hold anything).
+    """
+    fn = "mmix_node_loss_per_graph"
+    u, v = _common.check_pair(fn, mixed_a, z_b)
+    _checks.positive(fn, "temperature", temperature)
+    n = u.shape[0]
+    num_graphs = _checks.positive_int(fn, "num_graphs", num_graphs)
+    ids = _checks.index_array(
+        fn, "node_graph", node_graph, (n,), size=num_graphs, what="graph ids", where=node_mask
+    )
+    mask = _common.check_where(fn, node_mask, n)
+    real = jnp.ones((n,), bool) if mask is None else mask
+    a = _common.l2_normalize(_common.zero_masked_rows(u, mask))
+    b = _common.l2_normalize(_common.zero_masked_rows(v, mask))
+    inv_t = 1.0 / temperature
+    same = (ids[:, None] == ids[None, :]) & real[None, :]
+    not_self = same & ~jnp.eye(n, dtype=bool)
+
+    def anchor_terms(x, y):
+        within = jnp.where(not_self, (x @ x.T) * inv_t, -jnp.inf)
+        across = jnp.where(same, (x @ y.T) * inv_t, -jnp.inf)
+        log_den = jax.nn.logsumexp(jnp.concatenate([within, across], axis=1), axis=1)
+        return log_den - jnp.sum(x * y, axis=1) * inv_t
+
+    per_node = 0.5 * (anchor_terms(a, b) + anchor_terms(b, a))
+    per_node = jnp.where(real, per_node, 0.0)
+    total = jax.ops.segment_sum(per_node, ids, num_graphs)
+    count = jax.ops.segment_sum(real.astype(jnp.float32), ids, num_graphs)
+    has = count > 0
+    per_graph = jnp.where(has, total / jnp.where(has, count, 1.0), 0.0)
+    return jnp.sum(per_graph) / jnp.maximum(jnp.sum(has.astype(jnp.float32)), 1.0)

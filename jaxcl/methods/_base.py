@@ -202,6 +202,17 @@ class Method:
         del dataset
         return graph
 
+    def graph_dataset(self, dataset):
+        """What graph classification batches: ``(graphs, edge_weights)``.
+
+        Called once on the host with the task's ``jaxcl.data.GraphDataset``; returns the data
+        set to batch (the same graphs, labels and node features, in the same order; edges
+        may differ) and optional per-graph edge weights, ``[num_edges]`` or
+        ``[num_edges, k]``, which batches carry in ``edges``. Default: the data set as read,
+        no weights. Graph-level MVGRL adds each graph's PPR diffusion.
+        """
+        return dataset, None
+
     # -- optimiser and state -------------------------------------------------------------
 
     def optimizer(self, schedule: optax.Schedule) -> optax.GradientTransformation:

@@ -18,9 +18,9 @@ How the weights are normalised, our reading of Eq. 3-5 (the paper's sums are gar
 * binary-mix: ``lambda_ii = 1 - weight`` and the most similar partner gets ``weight`` (ties:
   the lowest index); no partner: the row keeps itself.
 
-A self-loop edge ``(i, i)`` is ignored (``i`` is handled as above); a repeated edge counts
-once per copy. Rows outside ``where`` (padding) neither mix nor are mixed in; they come back
-unchanged.
+Only the edges in ``edge_mask`` (when given) count. A self-loop edge ``(i, i)`` is ignored
+(``i`` is handled as above); a repeated edge counts once per copy. Rows outside ``where``
+(padding) neither mix nor are mixed in; they come back unchanged.
 """
 
 from __future__ import annotations
@@ -54,17 +54,21 @@ def _check_edges(fn: str, senders, receivers, n: int):
     return s, r
 
 
-def _common_args(fn, z, senders, receivers, where, block_size, temperature):
+def _common_args(fn, z, senders, receivers, edge_mask, where, block_size, temperature):
     z = _check_rows(fn, z)
     n = z.shape[0]
     senders, receivers = _check_edges(fn, senders, receivers, n)
+    if edge_mask is not None:
+        if senders is None:
+            checks.fail(fn, "`edge_mask` selects among `senders`/`receivers`: give them too")
+        edge_mask = checks.bool_mask(fn, "edge_mask", edge_mask, senders.shape[0])
     where = row_mask(fn, where, n)
     if block_size is not None:
         block_size = checks.positive_int(fn, "block_size", block_size)
         if senders is not None:
             checks.fail(fn, "`block_size` is for the dense (-op) path; the -wp path is sparse")
     checks.positive(fn, "temperature", temperature)
-    return z, senders, receivers, where, block_size
+    return z, senders, receivers, edge_mask, where, block_size
 
 
 # -- the weighting rules, over a "row" of candidate partners ------------------------------
@@ -156,10 +160,14 @@ class _SegmentOps:
 # -- the two paths --------------------------------------------------------------------------
 
 
-def _mix_sparse(z, senders, receivers, where, pair_sim, self_sim, rule, threshold, temperature):
+def _mix_sparse(
+    z, senders, receivers, edge_mask, where, pair_sim, self_sim, rule, threshold, temperature
+):
     n = z.shape[0]
     sim = pair_sim(receivers, senders)
     valid = senders != receivers
+    if edge_mask is not None:
+        valid &= edge_mask
     if where is not None:
         valid &= where[senders] & where[receivers]
     if threshold is not None:
@@ -201,7 +209,7 @@ def _mix_dense(z, where, block_sim, rule, threshold, temperature, block_size):
     return out.reshape(blocks * block_size, -1)[:n]
 
 
-def _mix(fn, z, senders, receivers, where, block_size, temperature, threshold, rule, q, k):
+def _mix(fn, z, edges, where, block_size, temperature, threshold, rule, q, k):
     """Mixes the rows of ``z`` with weights from the cosine similarity of ``q_i`` and ``k_j``."""
     if threshold is not None:
         checks.number(fn, "threshold", threshold)
@@ -212,11 +220,13 @@ def _mix(fn, z, senders, receivers, where, block_size, temperature, threshold, r
         q = jnp.where(where[:, None], q, 0.0)
         k = jnp.where(where[:, None], k, 0.0)
     qn, kn = l2_normalize(q), l2_normalize(k)
+    senders, receivers, edge_mask = edges
     if senders is not None:
         out = _mix_sparse(
             zf,
             senders,
             receivers,
+            edge_mask,
             where,
             lambda r, s: jnp.sum(qn[r] * kn[s], axis=-1),
             jnp.sum(qn * kn, axis=-1),
@@ -243,6 +253,7 @@ def mo_mix(
     temperature: float = 1.0,
     senders: jax.Array | None = None,
     receivers: jax.Array | None = None,
+    edge_mask: jax.Array | None = None,
     where: jax.Array | None = None,
     block_size: int | None = None,
 ) -> jax.Array:
@@ -262,6 +273,8 @@ def mo_mix(
       threshold: theta, or None for no threshold.
       temperature: ``t > 0`` dividing the similarities (1 in the paper).
       senders, receivers: ``[E]`` edges (both or neither): the -wp neighbourhoods.
+      edge_mask: optional ``[E]`` boolean: only these edges make partners (e.g. the
+        adjacency edges among a two-view graph's, or the real edges of a padded batch).
       where: optional ``[N]`` boolean mask of the real rows (padding stays unchanged).
       block_size: dense path only: rows per block, recomputed in the backward pass (memory
         ``O(block_size * N)``); None: one ``N x N`` block.
@@ -279,23 +292,13 @@ def mo_mix(
       Contrastive Learning", KDD 2022, Eq. 2, 3, 5 and Section 3.2 (-wp, -op).
     """
     fn = "mo_mix"
-    z, senders, receivers, where, block_size = _common_args(
-        fn, z, senders, receivers, where, block_size, temperature
+    z, senders, receivers, edge_mask, where, block_size = _common_args(
+        fn, z, senders, receivers, edge_mask, where, block_size, temperature
     )
     checks.in_range(fn, "self_weight", self_weight, 0.0, 1.0)
-    return _mix(
-        fn,
-        z,
-        senders,
-        receivers,
-        where,
-        block_size,
-        temperature,
-        threshold,
-        _fixed_self(self_weight),
-        z,
-        z,
-    )
+    edges = (senders, receivers, edge_mask)
+    rule = _fixed_self(self_weight)
+    return _mix(fn, z, edges, where, block_size, temperature, threshold, rule, z, z)
 
 
 def mp_mix(
@@ -307,6 +310,7 @@ def mp_mix(
     temperature: float = 1.0,
     senders: jax.Array | None = None,
     receivers: jax.Array | None = None,
+    edge_mask: jax.Array | None = None,
     where: jax.Array | None = None,
     block_size: int | None = None,
 ) -> jax.Array:
@@ -333,8 +337,8 @@ def mp_mix(
       >>> hard = jaxcl.mixers.mp_mix(z, p_m, p_n)
     """
     fn = "mp_mix"
-    z, senders, receivers, where, block_size = _common_args(
-        fn, z, senders, receivers, where, block_size, temperature
+    z, senders, receivers, edge_mask, where, block_size = _common_args(
+        fn, z, senders, receivers, edge_mask, where, block_size, temperature
     )
     p_m = checks.floating_array(fn, "p_m", p_m, ndim=2)
     p_n = checks.floating_array(fn, "p_n", p_n, ndim=2)
@@ -350,10 +354,9 @@ def mp_mix(
     if where is not None:  # padding may hold NaN: zero it before it meets p_m, p_n
         zf = jnp.where(where[:, None], zf, 0.0)
     rule = _softmax_with_self
-    return _mix(
-        fn, z, senders, receivers, where, block_size, temperature, threshold, rule,
-        zf @ p_m, zf @ p_n,
-    )  # fmt: skip
+    edges = (senders, receivers, edge_mask)
+    q, k = zf @ p_m, zf @ p_n
+    return _mix(fn, z, edges, where, block_size, temperature, threshold, rule, q, k)
 
 
 def binary_mix(
@@ -363,6 +366,7 @@ def binary_mix(
     threshold: float | None = None,
     senders: jax.Array | None = None,
     receivers: jax.Array | None = None,
+    edge_mask: jax.Array | None = None,
     where: jax.Array | None = None,
     block_size: int | None = None,
 ) -> jax.Array:
@@ -373,11 +377,12 @@ def binary_mix(
     ``threshold``, ``where`` and ``block_size`` as :func:`mo_mix`.
     """
     fn = "binary_mix"
-    z, senders, receivers, where, block_size = _common_args(
-        fn, z, senders, receivers, where, block_size, 1.0
+    z, senders, receivers, edge_mask, where, block_size = _common_args(
+        fn, z, senders, receivers, edge_mask, where, block_size, 1.0
     )
     checks.in_range(fn, "weight", weight, 0.0, 1.0)
-    return _mix(fn, z, senders, receivers, where, block_size, 1.0, threshold, _binary(weight), z, z)
+    edges = (senders, receivers, edge_mask)
+    return _mix(fn, z, edges, where, block_size, 1.0, threshold, _binary(weight), z, z)
 
 
 def random_mix(
@@ -386,6 +391,7 @@ def random_mix(
     *,
     senders: jax.Array | None = None,
     receivers: jax.Array | None = None,
+    edge_mask: jax.Array | None = None,
     where: jax.Array | None = None,
     block_size: int | None = None,
 ) -> jax.Array:
@@ -398,8 +404,8 @@ def random_mix(
     """
     fn = "random_mix"
     checks.prng_key(fn, "key", key)
-    z, senders, receivers, where, block_size = _common_args(
-        fn, z, senders, receivers, where, block_size, 1.0
+    z, senders, receivers, edge_mask, where, block_size = _common_args(
+        fn, z, senders, receivers, edge_mask, where, block_size, 1.0
     )
     n = z.shape[0]
     zf = z.astype(compute_dtype(z.dtype))
@@ -410,7 +416,7 @@ def random_mix(
         scores = jax.random.normal(k_edge, senders.shape)
         self_scores = jax.random.normal(k_self, (n,))
         out = _mix_sparse(
-            zf, senders, receivers, where, lambda r, s: scores, self_scores,
+            zf, senders, receivers, edge_mask, where, lambda r, s: scores, self_scores,
             _softmax_with_self, None, 1.0,
         )  # fmt: skip
     else:

@@ -113,9 +113,18 @@ class GraphClassificationTask:
                 f"{self.shards} devices on the data axis (one sub-batch of graphs each)"
             )
         self.local_shards = _mesh.local_rows(self.shards) if self.shards > 1 else None
+        # What the method batches: usually the graphs as read; graph-level MVGRL adds the
+        # diffusion view's edges and weights.
+        batched, weights = method.graph_dataset(self.ds)
+        if len(batched.graphs) != len(self.ds.graphs):
+            raise ValueError(
+                f"{method.name}.graph_dataset returned {len(batched.graphs)} graphs for "
+                f"{len(self.ds.graphs)}: it must keep every graph, in order"
+            )
         self.train_batcher = graphs.GraphBatcher(
-            self.ds,
+            batched,
             batch_size,
+            edge_weights=weights,
             seed=config.seed,
             shuffle=True,
             anchors=tuple(config.data.padding_anchors),
@@ -123,8 +132,9 @@ class GraphClassificationTask:
         )
         # Evaluation: the same graphs in data-set order, on the same budgets (no recompiles).
         self.eval_batcher = graphs.GraphBatcher(
-            self.ds,
+            batched,
             batch_size,
+            edge_weights=weights,
             shuffle=False,
             budgets=self.train_batcher.budgets,
             num_shards=self.shards,
