@@ -135,6 +135,7 @@ def mmix_node_loss_per_graph(
     num_graphs: int,
     temperature: float = 1.0,
     node_mask: ArrayLike | None = None,
+    max_nodes: int | None = None,
 ) -> jax.Array:
     """Eq. 9's node part: the mean over graphs of each graph's node objective (Eq. 7-8).
 
@@ -150,6 +151,11 @@ def mmix_node_loss_per_graph(
       num_graphs: static number of graphs (padding graphs included).
       temperature: ``tau > 0``.
       node_mask: optional ``[n_node]`` mask of the real nodes (padding may hold anything).
+      max_nodes: None: one ``[n_node, n_node]`` block of logits, masked to pairs within a
+        graph. An int (at least the largest real graph): the nodes laid out per graph as
+        ``[num_graphs, max_nodes]`` and ``num_graphs`` blocks of ``max_nodes^2`` logits
+        instead (cheaper when the batch holds many small graphs). The same value; this
+        layout needs each graph's real nodes contiguous and in order, as in jraph batches.
     """
     fn = "mmix_node_loss_per_graph"
     u, v = _common.check_pair(fn, mixed_a, z_b)
@@ -164,6 +170,9 @@ def mmix_node_loss_per_graph(
     a = _common.l2_normalize(_common.zero_masked_rows(u, mask))
     b = _common.l2_normalize(_common.zero_masked_rows(v, mask))
     inv_t = 1.0 / temperature
+    if max_nodes is not None:
+        max_nodes = _checks.positive_int(fn, "max_nodes", max_nodes)
+        return _per_graph_blocks(a, b, ids, real, num_graphs, max_nodes, inv_t)
     same = (ids[:, None] == ids[None, :]) & real[None, :]
     not_self = same & ~jnp.eye(n, dtype=bool)
 
@@ -179,4 +188,37 @@ def mmix_node_loss_per_graph(
     count = jax.ops.segment_sum(real.astype(jnp.float32), ids, num_graphs)
     has = count > 0
     per_graph = jnp.where(has, total / jnp.where(has, count, 1.0), 0.0)
+    return jnp.sum(per_graph) / jnp.maximum(jnp.sum(has.astype(jnp.float32)), 1.0)
+
+
+def _per_graph_blocks(a, b, ids, real, num_graphs, max_nodes, inv_t):
+    """:func:`mmix_node_loss_per_graph` with the nodes laid out ``[graphs, max_nodes]``."""
+    n = a.shape[0]
+    index = jnp.arange(n)
+    first = jax.ops.segment_min(jnp.where(real, index, n), ids, num_graphs)
+    pos = index - first[ids]
+    # Padding nodes (and any real node past max_nodes) are dropped by the scatter.
+    pos = jnp.where(real, pos, max_nodes)
+    layout = lambda x: (
+        jnp.zeros((num_graphs, max_nodes) + x.shape[1:], x.dtype)
+        .at[ids, pos]
+        .set(  # noqa: E731
+            x, mode="drop"
+        )
+    )
+    pa, pb, valid = layout(a), layout(b), layout(real)
+    eye = jnp.eye(max_nodes, dtype=bool)
+    cols = valid[:, None, :]
+
+    def anchor_terms(x, y):
+        within = jnp.where(cols & ~eye, jnp.einsum("gid,gjd->gij", x, x) * inv_t, -jnp.inf)
+        across = jnp.where(cols, jnp.einsum("gid,gjd->gij", x, y) * inv_t, -jnp.inf)
+        log_den = jax.nn.logsumexp(jnp.concatenate([within, across], axis=2), axis=2)
+        return log_den - jnp.sum(x * y, axis=2) * inv_t
+
+    per_node = 0.5 * (anchor_terms(pa, pb) + anchor_terms(pb, pa))
+    per_node = jnp.where(valid, per_node, 0.0)
+    count = jnp.sum(valid.astype(jnp.float32), axis=1)
+    has = count > 0
+    per_graph = jnp.where(has, jnp.sum(per_node, axis=1) / jnp.where(has, count, 1.0), 0.0)
     return jnp.sum(per_graph) / jnp.maximum(jnp.sum(has.astype(jnp.float32)), 1.0)

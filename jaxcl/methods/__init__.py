@@ -5,7 +5,8 @@ is registered); ``get(name)`` returns the class ``config.method.name`` names. En
 (``config.model.encoder``) are registered likewise with :func:`register_encoder`.
 
 Tabular (DACL Table 1, i-Mix): ``dacl``, ``dacl_plus``, ``gaussian``, ``none``,
-``supervised``, ``npair``, ``imix``. Graphs (DACL Table 4): ``dacl_graph``, ``infograph``.
+``supervised``, ``npair``, ``imix``. Graphs: ``dacl_graph``, ``infograph`` (DACL Table 4),
+``mvgrl_graph``, ``mvgrl_graph_mmix`` (m-Mix Table 2).
 Nodes: ``grace``, ``grace_esco`` (GRACE with ESCo's loss), ``mvgrl``, ``mvgrl_mmix``
 (MVGRL + m-Mix). Images (DACL Tables 2-3, i-Mix): ``simclr``, ``simclr_dacl``,
 ``npair_image``, ``imix_image``, ``moco``, ``imix_moco``, ``byol``, ``imix_byol``, and the
@@ -31,6 +32,7 @@ from jaxcl.methods._imix import IMix, NPair
 from jaxcl.methods._mmix import MMixNodeModel, MVGRLMix
 from jaxcl.methods._momentum import BYOL, IMixBYOL, IMixMoCo, MoCo
 from jaxcl.methods._mvgrl import MVGRL, MVGRLInputs
+from jaxcl.methods._mvgrl_graph import MVGRLGraph, MVGRLGraphMix, two_view_dataset
 from jaxcl.methods._queue import enqueue, queue_init, queue_mask, queue_specs
 from jaxcl.methods._tabular import (
     DACL,
@@ -54,6 +56,9 @@ __all__ = [
     "HEAD_DEFAULTS",
     "MVGRL",
     "MVGRLMix",
+    "MVGRLGraph",
+    "MVGRLGraphMix",
+    "two_view_dataset",
     "MMixNodeModel",
     "REGISTRY",
     "Batch",

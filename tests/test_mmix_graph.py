@@ -1,0 +1,213 @@
+"""Graph-level MVGRL and MVGRL + m-Mix: the two-view batches carry both views exactly, each
+view's encoder equals a dense NumPy transcription (MVGRL's ``torch.bmm(adj, X W)``), the
+losses are the compositions the docstrings state, and short runs train and evaluate."""
+
+import importlib.util
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from flax import nnx
+
+from jaxcl import graphs, losses, methods, mixers, training
+from jaxcl.configs import mmix_graph
+from jaxcl.data import Graph, GraphDataset
+from jaxcl.methods._mvgrl_graph import ADJACENCY, DIFFUSION
+
+REPO = Path(__file__).parents[1]
+DATA = REPO.parent / "shared" / "data"
+
+
+def _toy(seed=0, count=6, f=3):
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(count):
+        n = 3 + k % 4
+        upper = np.triu(rng.random((n, n)) < 0.5, 1)
+        upper[np.arange(n - 1), np.arange(1, n)] = True  # a path: connected
+        s, r = np.nonzero(upper | upper.T)
+        out.append(Graph(s, r, rng.random((n, f)).astype(np.float32), k % 2))
+    labels = np.array([g.label for g in out])
+    return GraphDataset("toy", tuple(out), labels, 2, f)
+
+
+def _dense_ppr(g: Graph, alpha=0.2):
+    n = g.num_nodes
+    a = np.zeros((n, n))
+    a[g.receivers, g.senders] = 1.0
+    a_hat = a + np.eye(n)
+    d = np.diag(a_hat.sum(1) ** -0.5)
+    return alpha * np.linalg.inv(np.eye(n) - (1 - alpha) * d @ a_hat @ d), d @ a_hat @ d
+
+
+def test_two_view_dataset_carries_the_adjacency_and_the_exact_diffusion():
+    ds = _toy()
+    two, weights = methods.two_view_dataset(ds, alpha=0.2)
+    assert [g.label for g in two.graphs] == list(ds.labels)
+    for g, t, w in zip(ds.graphs, two.graphs, weights, strict=True):
+        n = g.num_nodes
+        s_dense, _ = _dense_ppr(g)
+        adj = np.zeros((n, n))
+        adj[g.receivers, g.senders] = 1
+        got_s, got_a = np.zeros((n, n)), np.zeros((n, n))
+        got_s[t.receivers, t.senders] = w[:, DIFFUSION]
+        got_a[t.receivers, t.senders] = w[:, ADJACENCY]
+        np.testing.assert_allclose(got_s, s_dense, rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(got_a, adj)
+        np.testing.assert_array_equal(t.node_features, g.node_features)
+
+
+def _config(name, **hp):
+    c = training.base_config("mutag", name, optimizer="adam")
+    c.model.encoder_depth = 2
+    c.model.encoder_width = 8
+    c.method.update(hp)
+    return c
+
+
+def _batch(method, ds):
+    two, weights = method.graph_dataset(ds)
+    budget = graphs.PaddingBudget(n_node=64, n_edge=512, n_graph=8)
+    return graphs.batch_graphs(two.graphs, budget, edge_weights=weights)
+
+
+def test_each_view_encoder_is_mvgrls_dense_gcn():
+    """Per graph: PReLU(P X W + b) per layer with P the normalised adjacency or S; graph
+    embedding = the per-layer sums, concatenated (MVGRL's GCN.forward)."""
+    ds = _toy(1)
+    method = methods.MVGRLGraph(_config("mvgrl_graph"))
+    model = method.build(methods.DataSpec("graph", 3, 2), nnx.Rngs(0))
+    batch = _batch(method, ds)
+    real = np.asarray(graphs.padding_masks(batch).nodes)
+    for encoder, which in ((model.adjacency, 1), (model.diffusion, 0)):
+        nodes, pooled = encoder(batch)
+        start = 0
+        for k, g in enumerate(ds.graphs):
+            s_dense, a_norm = _dense_ppr(g)
+            p = (s_dense, a_norm)[which]
+            h, sums = g.node_features.astype(np.float64), []
+            for layer in encoder.layers:
+                lin = layer.layers[0]
+                w = np.asarray(lin.linear.kernel[...])
+                b = np.asarray(lin.bias[...])
+                slope = float(np.asarray(layer.prelu.negative_slope[...]))
+                h = p @ (h @ w) + b
+                h = np.where(h > 0, h, slope * h)
+                sums.append(h.sum(0))
+            n = g.num_nodes
+            np.testing.assert_allclose(nodes[start : start + n], h, rtol=1e-4, atol=1e-5)
+            np.testing.assert_allclose(pooled[k], np.concatenate(sums), rtol=1e-4, atol=1e-5)
+            start += n
+        assert not np.asarray(nodes)[~real].any()  # padding rows are zero
+
+
+def test_mvgrl_graph_loss_is_local_global_jsd_both_ways():
+    ds = _toy(2)
+    method = methods.MVGRLGraph(_config("mvgrl_graph"))
+    model = method.build(methods.DataSpec("graph", 3, 2), nnx.Rngs(0))
+    batch = _batch(method, ds)
+    loss, _ = method.loss(model, batch, jax.random.key(0), {})
+    real = graphs.padding_masks(batch)
+    ids = graphs.node_graph_ids(batch)
+    (na, ga), (nb, gb) = model.adjacency(batch), model.diffusion(batch)
+    kw = dict(node_mask=real.nodes, graph_mask=real.graphs)
+    want = losses.local_global_jsd(
+        model.node_head(na), model.graph_head(gb), ids, **kw
+    ) + losses.local_global_jsd(model.node_head(nb), model.graph_head(ga), ids, **kw)
+    np.testing.assert_allclose(loss, want, rtol=1e-6)
+    feats = method.features(model, batch)
+    np.testing.assert_allclose(feats, model.graph_head(ga) + model.graph_head(gb), rtol=1e-6)
+
+
+@pytest.mark.parametrize("objective", ["both", "node", "graph"])
+def test_mmix_graph_loss_is_eq_9_with_neighbour_mixing(objective):
+    ds = _toy(3)
+    method = methods.MVGRLGraphMix(
+        _config("mvgrl_graph_mmix", mixing="mp", diversity=0.5, objective=objective)
+    )
+    model = method.build(methods.DataSpec("graph", 3, 2), nnx.Rngs(0))
+    batch = _batch(method, ds)
+    loss, metrics = method.loss(model, batch, jax.random.key(0), {})
+    real = graphs.padding_masks(batch)
+    (za, ha), (zb, hb) = model.adjacency(batch), model.diffusion(batch)
+    p_m, p_n = model.mix.p_m.kernel[...], model.mix.p_n.kernel[...]
+    # neighbours only: the adjacency edges, never the diffusion's extra pairs
+    adj_edges = np.asarray(batch.edges[:, ADJACENCY] > 0)
+    hard = mixers.mp_mix(
+        za,
+        p_m,
+        p_n,
+        senders=np.asarray(batch.senders)[adj_edges],
+        receivers=np.asarray(batch.receivers)[adj_edges],
+        where=real.nodes,
+    )
+    j_node = losses.mmix_node_loss_per_graph(
+        model.mix.g(hard),
+        zb,
+        graphs.node_graph_ids(batch),
+        num_graphs=8,
+        node_mask=real.nodes,
+    )
+    j_graph = losses.mmix_graph_loss(ha, hb, where=real.graphs)
+    div = losses.mmix_diversity_loss(za, p_m, p_n, where=real.nodes)
+    want = {"both": j_node + j_graph, "node": j_node, "graph": j_graph}[objective] + 0.5 * div
+    np.testing.assert_allclose(loss, want, rtol=1e-5)
+    assert ("node_contrast" in metrics) == (objective != "graph")
+    np.testing.assert_allclose(method.features(model, batch), ha + hb, rtol=1e-6)
+
+
+def test_stacked_batches_are_refused_with_a_clear_message():
+    ds = _toy(4)
+    method = methods.MVGRLGraphMix(_config("mvgrl_graph_mmix"))
+    model = method.build(methods.DataSpec("graph", 3, 2), nnx.Rngs(0))
+    batch = _batch(method, ds)
+    stacked = jax.tree.map(lambda x: jnp.stack([x, x]), batch)
+    with pytest.raises(ValueError, match="one device for now"):
+        method.loss(model, stacked, jax.random.key(0), {})
+
+
+@pytest.mark.parametrize(
+    ("hp", "message"),
+    [
+        (dict(objective="nodes"), r"objective = 'nodes'"),
+        (dict(mixing="mo", diversity=1.0), r"diversity = 1.0.*mixing='mo'"),
+        (dict(alpha=0.0), r"alpha = 0.0"),
+    ],
+)
+def test_bad_settings_are_named(hp, message):
+    with pytest.raises(ValueError, match=message):
+        methods.MVGRLGraphMix(_config("mvgrl_graph_mmix", **hp))
+
+
+def _experiment(row, arg):
+    path = REPO / "experiments" / "mmix" / f"graph_{row}.py"
+    spec = importlib.util.spec_from_file_location("cfg", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.get_config(arg)
+
+
+@pytest.mark.parametrize("row", sorted(mmix_graph.ROWS))
+def test_every_graph_row_config_validates(row):
+    for arg in mmix_graph.DATASETS:
+        for variant in ("", ",cpu", ",quick"):
+            c = _experiment(row, arg + variant)
+            training.validate(c)
+            methods.get(c.method.name)(c)
+    c = _experiment(row, "imdb_binary")
+    assert c.data.node_features == "degree" and c.eval.graph_protocol == "svm"
+    if row != "mvgrl":
+        assert (c.model.encoder_depth, c.optim.lr, c.method.temperature) == (1, 3e-4, 1.0)
+
+
+@pytest.mark.parametrize("row", ["mvgrl", "mp"])
+def test_short_run_on_mutag_trains_and_evaluates(tmp_path, row):
+    if not (DATA / "tu_raw").is_dir():
+        pytest.fail(f"benchmark data not found at {DATA} (../shared/data beside the checkout)")
+    c = _experiment(row, "mutag,quick")
+    c.data.data_dir = str(DATA)
+    c.train.epochs = 1
+    results = training.train_and_evaluate(c, str(tmp_path))
+    assert np.isfinite(results["final_loss"]) and 0.5 < results["test_top1"] <= 1.0
