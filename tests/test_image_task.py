@@ -184,6 +184,8 @@ def test_fashion_mnist_images_train_and_evaluate(tmp_path, monkeypatch):
         ("experiments/dacl/image_simclr.py", "imagenet"),
         # CIFAR-10: device crops; MoCo's EMA target and queue in the checkpointed state.
         ("experiments/imix/image_imix_moco.py", "cifar10"),
+        # CIFAR-100: m-Mix's SimCLR + mo-mix-op (Adam, linear evaluation with crop + flip).
+        ("experiments/mmix/image_mo_op.py", "cifar100"),
     ],
 )
 def test_paper_configs_run_on_mock_data(tmp_path, path, arg):

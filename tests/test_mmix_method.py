@@ -167,3 +167,50 @@ def test_node_evaluation_keys_are_validated():
     c.eval.node_classifier_runs = 0
     with pytest.raises(training.ConfigError, match="eval.node_classifier_runs"):
         training.validate(c)
+
+
+@pytest.mark.parametrize("mixing", ["mo", "binary"])
+def test_simclr_mmix_loss_is_nt_xent_of_the_mixed_first_view(mixing):
+    from jaxcl.methods._images import simclr_views
+
+    c = _image_experiment("mo_op" if mixing == "mo" else "binary", "cpu")
+    c.model.base_width = 4
+    c.model.head_width = c.model.embed_dim = 8
+    method = methods.get(c.method.name)(c)
+    model = method.build(methods.DataSpec("image", 0, 10, (28, 28, 1)), nnx.Rngs(0))
+    x = jnp.asarray(np.random.default_rng(0).integers(0, 255, (6, 28, 28, 1)), jnp.uint8)
+    key = jax.random.key(3)
+    loss, _ = method.loss(model, methods.Batch(x, jnp.zeros(6, jnp.int32)), key, {})
+    a, b = simclr_views(key, x, method.hp)
+    z_a, z_b = jnp.split(model(jnp.concatenate([a, b])), 2)
+    if mixing == "mo":
+        hard = mixers.mo_mix(z_a, self_weight=0.2, threshold=0.95)
+    else:
+        hard = mixers.binary_mix(z_a)
+    want = losses.nt_xent(hard, z_b, temperature=c.method.temperature)
+    np.testing.assert_allclose(loss, want, rtol=1e-5)
+
+
+def _image_experiment(row, arg):
+    path = REPO / "experiments" / "mmix" / f"image_{row}.py"
+    spec = importlib.util.spec_from_file_location("cfg", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.get_config(arg)
+
+
+def test_image_rows_follow_the_official_setup():
+    for row in ("simclr", "binary", "mo_op"):
+        for arg in (None, "cifar100", "cpu"):
+            training.validate(_image_experiment(row, arg))
+    c = _image_experiment("mo_op", "cifar10")
+    assert (c.model.resnet_depth, c.train.epochs, c.optim.name, c.optim.lr) == (
+        18,
+        500,
+        "adam",
+        1e-3,
+    )
+    assert (c.method.temperature, c.method.threshold, c.method.self_weight) == (0.4, 0.95, 0.2)
+    with pytest.raises(ValueError, match="threshold = 1.5"):
+        c.method.threshold = 1.5
+        methods.SimCLRMix(c)

@@ -9,7 +9,8 @@ Tabular (DACL Table 1, i-Mix): ``dacl``, ``dacl_plus``, ``gaussian``, ``none``,
 ``mvgrl_graph``, ``mvgrl_graph_mmix`` (m-Mix Table 2).
 Nodes: ``grace``, ``grace_esco`` (GRACE with ESCo's loss), ``mvgrl``, ``mvgrl_mmix``
 (MVGRL + m-Mix). Images (DACL Tables 2-3, i-Mix): ``simclr``, ``simclr_dacl``,
-``npair_image``, ``imix_image``, ``moco``, ``imix_moco``, ``byol``, ``imix_byol``, and the
+``npair_image``, ``imix_image``, ``moco``, ``imix_moco``, ``byol``, ``imix_byol``,
+``simclr_mmix`` (m-Mix Table 3), and the
 domain-agnostic ``dacl``, ``dacl_plus``, ``gaussian``, ``none``, ``supervised`` on whole images.
 """
 
@@ -30,6 +31,7 @@ from jaxcl.methods._graph import DACLGraph, InfoGraph
 from jaxcl.methods._images import ImageIMix, ImageNPair, SimCLR, SimCLRDACL
 from jaxcl.methods._imix import IMix, NPair
 from jaxcl.methods._mmix import MMixNodeModel, MVGRLMix
+from jaxcl.methods._mmix_images import SimCLRMix
 from jaxcl.methods._momentum import BYOL, IMixBYOL, IMixMoCo, MoCo
 from jaxcl.methods._mvgrl import MVGRL, MVGRLInputs
 from jaxcl.methods._mvgrl_graph import MVGRLGraph, MVGRLGraphMix, two_view_dataset
@@ -56,6 +58,7 @@ __all__ = [
     "HEAD_DEFAULTS",
     "MVGRL",
     "MVGRLMix",
+    "SimCLRMix",
     "MVGRLGraph",
     "MVGRLGraphMix",
     "two_view_dataset",
