@@ -14,15 +14,13 @@ MIXINGS = ("random", "binary", "mo", "mp")
 PARTNERS = ("wp", "op")
 
 
-class MMixNodeModel(models.MVGRLModel):
-    """MVGRL's two view encoders (no discriminator), m-Mix's MLP ``g`` after the mixing, and
-    for mp-mix the projections ``p_m``, ``p_n`` (extra parameters, trained with the rest)."""
+class MixHead(nnx.Module):
+    """m-Mix's MLP ``g`` after the mixing (Linear - PReLU - Linear, the official code's
+    ``to_v``) and, for mp-mix, the projections ``p_m``, ``p_n`` (Glorot-uniform, no bias)."""
 
-    def __init__(self, adjacency, diffusion, width: int, *, projections: bool, rngs: nnx.Rngs):
-        super().__init__(adjacency, diffusion, None)
+    def __init__(self, width: int, *, projections: bool, rngs: nnx.Rngs):
         glorot = nnx.initializers.xavier_uniform()
         linear = lambda: nnx.Linear(width, width, use_bias=False, kernel_init=glorot, rngs=rngs)  # noqa: E731
-        # g: Linear - PReLU - Linear (the official code's ``to_v``)
         self.g_in, self.g_out = linear(), linear()
         self.g_act = nnx.PReLU(negative_slope_init=0.25)
         self.p_m = linear() if projections else None
@@ -30,6 +28,44 @@ class MMixNodeModel(models.MVGRLModel):
 
     def g(self, z: jax.Array) -> jax.Array:
         return self.g_out(self.g_act(self.g_in(z)))
+
+    def projections(self) -> tuple[jax.Array, jax.Array]:
+        return self.p_m.kernel[...], self.p_n.kernel[...]
+
+
+def check_mixing(name: str, hp) -> None:
+    """ValueError naming the first bad m-Mix hyperparameter of ``config.method``."""
+    check_choice(name, "mixing", hp.mixing, MIXINGS)
+    if not 0.0 <= hp.self_weight <= 1.0:
+        raise ValueError(f"config.method.self_weight = {hp.self_weight!r}: expected [0, 1]")
+    if not hp.temperature > 0:
+        raise ValueError(f"config.method.temperature = {hp.temperature!r}: expected > 0")
+    if hp.diversity < 0 or (hp.diversity and hp.mixing != "mp"):
+        raise ValueError(
+            f"config.method.diversity = {hp.diversity!r}: expected >= 0, and 0 unless "
+            f"mixing='mp' (got mixing={hp.mixing!r}; only mp-mix has projections)"
+        )
+
+
+def mix_with(hp, head: MixHead, z: jax.Array, key: jax.Array, **partners) -> jax.Array:
+    """``z``'s hard negatives by the mixer ``hp.mixing`` names (``partners``: the edges,
+    masks, threshold or blocks to pass on)."""
+    if hp.mixing == "random":
+        partners.pop("threshold", None)  # no similarity to threshold
+        return mixers.random_mix(key, z, **partners)
+    if hp.mixing == "binary":
+        return mixers.binary_mix(z, **partners)
+    if hp.mixing == "mo":
+        return mixers.mo_mix(z, self_weight=hp.self_weight, **partners)
+    return mixers.mp_mix(z, *head.projections(), **partners)
+
+
+class MMixNodeModel(models.MVGRLModel):
+    """MVGRL's two view encoders (no discriminator) and m-Mix's :class:`MixHead`."""
+
+    def __init__(self, adjacency, diffusion, width: int, *, projections: bool, rngs: nnx.Rngs):
+        super().__init__(adjacency, diffusion, None)
+        self.mix = MixHead(width, projections=projections, rngs=rngs)
 
 
 @register
@@ -84,17 +120,8 @@ class MVGRLMix(MVGRL):
     def __init__(self, config):
         super().__init__(config)
         hp = self.hp
-        check_choice(self.name, "mixing", hp.mixing, MIXINGS)
+        check_mixing(self.name, hp)
         check_choice(self.name, "partners", hp.partners, PARTNERS)
-        if not 0.0 <= hp.self_weight <= 1.0:
-            raise ValueError(f"config.method.self_weight = {hp.self_weight!r}: expected [0, 1]")
-        if not hp.temperature > 0:
-            raise ValueError(f"config.method.temperature = {hp.temperature!r}: expected > 0")
-        if hp.diversity < 0 or (hp.diversity and hp.mixing != "mp"):
-            raise ValueError(
-                f"config.method.diversity = {hp.diversity!r}: expected >= 0, and 0 unless "
-                f"mixing='mp' (got mixing={hp.mixing!r}; only mp-mix has projections)"
-            )
         if hp.block_size < 0:
             raise ValueError(f"config.method.block_size = {hp.block_size!r}: expected >= 0")
 
@@ -112,29 +139,22 @@ class MVGRLMix(MVGRL):
     def mix(self, model: MMixNodeModel, z: jax.Array, graph, key: jax.Array) -> jax.Array:
         """The hard negatives ``z_hat`` of the adjacency view's embeddings ``z``."""
         hp = self.hp
-        kw = {}
         if hp.partners == "wp":
             kw = dict(senders=graph.senders, receivers=graph.receivers)
-        elif hp.block_size:
-            kw = dict(block_size=hp.block_size)
-        threshold = None if hp.partners == "wp" or hp.threshold <= -1.0 else hp.threshold
-        if hp.mixing == "random":
-            return mixers.random_mix(key, z, **kw)
-        if hp.mixing == "binary":
-            return mixers.binary_mix(z, threshold=threshold, **kw)
-        if hp.mixing == "mo":
-            return mixers.mo_mix(z, self_weight=hp.self_weight, threshold=threshold, **kw)
-        p_m, p_n = model.p_m.kernel[...], model.p_n.kernel[...]
-        return mixers.mp_mix(z, p_m, p_n, threshold=threshold, **kw)
+        else:
+            kw = dict(threshold=None if hp.threshold <= -1.0 else hp.threshold)
+            if hp.block_size:
+                kw["block_size"] = hp.block_size
+        return mix_with(hp, model.mix, z, key, **kw)
 
     def loss(self, model, inputs: MVGRLInputs, key, extra):
         z_a, z_b = model.embed(inputs)
-        hard = model.g(self.mix(model, z_a, inputs.graph, key))
+        hard = model.mix.g(self.mix(model, z_a, inputs.graph, key))
         contrast = losses.mmix_node_loss(hard, z_b, temperature=self.hp.temperature)
         metrics = {"contrast": contrast}
         loss = contrast
         if self.hp.mixing == "mp":
-            div = losses.mmix_diversity_loss(z_a, model.p_m.kernel[...], model.p_n.kernel[...])
+            div = losses.mmix_diversity_loss(z_a, *model.mix.projections())
             metrics["diversity_loss"] = div
             loss = loss + self.hp.diversity * div
         metrics["loss"] = loss

@@ -9,11 +9,11 @@ import jraph
 import numpy as np
 from flax import nnx
 
-from jaxcl import graphs, losses, mixers, models
+from jaxcl import graphs, losses, models
 from jaxcl.data import GraphDataset
 from jaxcl.data._graph_types import trusted_graph
 from jaxcl.methods._base import Method, check_choice, register
-from jaxcl.methods._mmix import MIXINGS
+from jaxcl.methods._mmix import MixHead, check_mixing, mix_with
 
 # Columns of a two-view batch's ``edges``: the diffusion weight S[i, j] and 1 for an edge of
 # the graph itself.
@@ -96,19 +96,6 @@ class MVGRLGraphModel(nnx.Module):
         self.node_head = node_head
         self.graph_head = graph_head
         self.mix = mix
-
-
-class _MixParts(nnx.Module):
-    def __init__(self, width: int, *, projections: bool, rngs):
-        glorot = nnx.initializers.xavier_uniform()
-        linear = lambda: nnx.Linear(width, width, use_bias=False, kernel_init=glorot, rngs=rngs)  # noqa: E731
-        self.g_in, self.g_out = linear(), linear()
-        self.g_act = nnx.PReLU(negative_slope_init=0.25)
-        self.p_m = linear() if projections else None
-        self.p_n = linear() if projections else None
-
-    def g(self, z):
-        return self.g_out(self.g_act(self.g_in(z)))
 
 
 class _TwoViews(Method):
@@ -242,42 +229,28 @@ class MVGRLGraphMix(_TwoViews):
 
     def __init__(self, config):
         super().__init__(config)
-        hp = self.hp
-        check_choice(self.name, "mixing", hp.mixing, MIXINGS)
-        check_choice(self.name, "objective", hp.objective, OBJECTIVES)
-        if not 0.0 <= hp.self_weight <= 1.0:
-            raise ValueError(f"config.method.self_weight = {hp.self_weight!r}: expected [0, 1]")
-        if not hp.temperature > 0:
-            raise ValueError(f"config.method.temperature = {hp.temperature!r}: expected > 0")
-        if hp.diversity < 0 or (hp.diversity and hp.mixing != "mp"):
-            raise ValueError(
-                f"config.method.diversity = {hp.diversity!r}: expected >= 0, and 0 unless "
-                f"mixing='mp' (got mixing={hp.mixing!r}; only mp-mix has projections)"
-            )
+        check_mixing(self.name, self.hp)
+        check_choice(self.name, "objective", self.hp.objective, OBJECTIVES)
 
     def build(self, spec, rngs):
         adjacency, diffusion = self.encoders(spec, rngs)
         width = self.config.model.encoder_width
-        mix = _MixParts(width, projections=self.hp.mixing == "mp", rngs=rngs)
+        mix = MixHead(width, projections=self.hp.mixing == "mp", rngs=rngs)
         return MVGRLGraphModel(adjacency, diffusion, mix=mix)
 
     def mix(self, model, z, batch, key):
         """The hard negatives of the adjacency view's node embeddings (neighbours only)."""
-        hp = self.hp
         real = graphs.padding_masks(batch)
-        kw = dict(
+        return mix_with(
+            self.hp,
+            model.mix,
+            z,
+            key,
             senders=batch.senders,
             receivers=batch.receivers,
             edge_mask=(batch.edges[:, ADJACENCY] > 0) & real.edges,
             where=real.nodes,
         )
-        if hp.mixing == "random":
-            return mixers.random_mix(key, z, **kw)
-        if hp.mixing == "binary":
-            return mixers.binary_mix(z, **kw)
-        if hp.mixing == "mo":
-            return mixers.mo_mix(z, self_weight=hp.self_weight, **kw)
-        return mixers.mp_mix(z, model.mix.p_m.kernel[...], model.mix.p_n.kernel[...], **kw)
 
     def loss(self, model, batch, key, extra):
         hp = self.hp
@@ -306,8 +279,7 @@ class MVGRLGraphMix(_TwoViews):
             metrics["node_contrast"] = j_node
             loss = loss + j_node
         if hp.mixing == "mp" and hp.diversity:
-            p_m, p_n = model.mix.p_m.kernel[...], model.mix.p_n.kernel[...]
-            div = losses.mmix_diversity_loss(z_a, p_m, p_n, where=real.nodes)
+            div = losses.mmix_diversity_loss(z_a, *model.mix.projections(), where=real.nodes)
             metrics["diversity_loss"] = div
             loss = loss + hp.diversity * div
         metrics["loss"] = loss
