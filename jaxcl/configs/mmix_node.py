@@ -20,7 +20,8 @@ Data: as :mod:`jaxcl.configs.grace_node`.
 
 from __future__ import annotations
 
-from jaxcl.configs.common import default_data_dir, parse_arg
+from jaxcl.configs.common import parse_arg
+from jaxcl.configs.mvgrl_node import apply_node_setup
 from jaxcl.training import base_config
 
 ROWS = {
@@ -41,23 +42,9 @@ def make(row: str, arg: str | None = None, *, epochs: int = 200, width: int = 51
         arg, datasets=DATASETS, variants=("quick",), options=("op",), dataset_required=True
     )
     c = base_config(choice.dataset, "mvgrl_mmix", optimizer="adam_l2")
-    c.data.data_dir = default_data_dir("planetoid")
-    c.data.normalize_features = True
+    apply_node_setup(c, lr=3e-4, epochs=epochs, width=width)
     c.method.update(ROWS[row])
     c.method.partners = choice.option or "wp"
-    c.model.encoder_depth = 1
-    c.model.encoder_width = width
-    c.optim.schedule = "constant"
-    c.optim.warmup_epochs = 0.0
-    c.optim.lr = 3e-4
-    c.optim.weight_decay = 0.0
-    c.train.epochs = epochs
-    c.train.log_every_steps = 25
-    c.train.checkpoint_every_steps = 100
-    c.eval.node_split = "public"
-    c.eval.node_clustering = True  # NMI / ARI of k-means (m-Mix Table 8)
-    c.eval.node_classifier_runs = 50  # mean of 50 logistic regressions (MVGRL, m-Mix)
-    c.repeats = 1
     if choice.variant == "quick":
         c.model.encoder_width = 32
         c.train.epochs = 10

@@ -33,13 +33,25 @@ def make(
         raise ValueError(f"unknown data set {dataset!r}; use 'cora' or 'citeseer'")
     choice = parse_arg(arg, variants=("quick",))
     c = base_config(dataset, "mvgrl", optimizer="adam_l2")
+    apply_node_setup(c, lr=1e-3, epochs=epochs, width=512)
+    if choice.variant == "quick":
+        c.model.encoder_width = 64
+        c.train.epochs = 20
+        c.train.log_every_steps = 10
+    return c
+
+
+def apply_node_setup(c: ml_collections.ConfigDict, *, lr: float, epochs: int, width: int):
+    """MVGRL's node setup, shared with the m-Mix node rows: row-normalised features, one
+    GCN layer of ``width`` per view, Adam at a constant ``lr`` without weight decay, the
+    public Planetoid split with 50 logistic regressions, and k-means clustering."""
     c.data.data_dir = default_data_dir("planetoid")
     c.data.normalize_features = True
     c.model.encoder_depth = 1
-    c.model.encoder_width = 512
+    c.model.encoder_width = width
     c.optim.schedule = "constant"
     c.optim.warmup_epochs = 0.0
-    c.optim.lr = 1e-3
+    c.optim.lr = lr
     c.optim.weight_decay = 0.0
     c.train.epochs = epochs
     c.train.log_every_steps = 25
@@ -48,8 +60,3 @@ def make(
     c.eval.node_clustering = True  # NMI / ARI of k-means (m-Mix Table 8)
     c.eval.node_classifier_runs = 50  # mean of 50 logistic regressions (MVGRL, m-Mix)
     c.repeats = 1
-    if choice.variant == "quick":
-        c.model.encoder_width = 64
-        c.train.epochs = 20
-        c.train.log_every_steps = 10
-    return c
