@@ -120,8 +120,8 @@ def test_bad_settings_are_named(hp, message):
         methods.MVGRLMix(_config(**hp))
 
 
-def _experiment(row, arg):
-    path = REPO / "experiments" / "mmix" / f"node_{row}.py"
+def _experiment(row, arg, kind="node"):
+    path = REPO / "experiments" / "mmix" / f"{kind}_{row}.py"
     spec = importlib.util.spec_from_file_location("cfg", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -197,11 +197,7 @@ def test_simclr_mmix_loss_is_nt_xent_of_the_mixed_first_view(mixing):
 
 
 def _image_experiment(row, arg):
-    path = REPO / "experiments" / "mmix" / f"image_{row}.py"
-    spec = importlib.util.spec_from_file_location("cfg", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.get_config(arg)
+    return _experiment(row, arg, kind="image")
 
 
 def test_image_rows_follow_the_official_setup():
