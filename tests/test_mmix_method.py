@@ -52,16 +52,20 @@ def test_loss_is_node_objective_of_mixed_view_plus_diversity(partners):
     method, model, inputs = _setup(mixing="mp", partners=partners, diversity=0.5)
     loss, metrics = method.loss(model, inputs, jax.random.key(0), {})
     z_a, z_b = model.embed(inputs)
-    p_m, p_n = model.mix.projections()
+    p_m, p_n = model.projections()
     edges = (
         dict(senders=inputs.graph.senders, receivers=inputs.graph.receivers)
         if partners == "wp"
         else {}
     )
-    hard = model.mix.g(mixers.mp_mix(z_a, p_m, p_n, **edges))
+    hard = model.g(mixers.mp_mix(z_a, p_m, p_n, **edges))
     want = losses.mmix_node_loss(hard, z_b) + 0.5 * losses.mmix_diversity_loss(z_a, p_m, p_n)
     np.testing.assert_allclose(loss, want, rtol=1e-6)
     assert set(metrics) == {"loss", "contrast", "diversity_loss"}
+    # evaluation: the mixed branch plus view b (Table 10), or the encoders' own sum
+    np.testing.assert_allclose(method.features(model, inputs), hard + z_b, rtol=1e-6)
+    method.hp.eval_features = "encoder"
+    np.testing.assert_allclose(method.features(model, inputs), z_a + z_b, rtol=1e-6)
 
 
 @pytest.mark.parametrize(
@@ -80,7 +84,7 @@ def test_each_row_mixes_with_the_mixer_it_names(mixing, mixer):
     np.testing.assert_allclose(
         method.mix(model, z_a, inputs.graph, key), mixer(z_a, model, key, edges), rtol=1e-6
     )
-    assert model.mix.p_m is None and model.mix.p_n is None  # only mp-mix has projections
+    assert model.p_m is None and model.p_n is None  # only mp-mix has projections
 
 
 def test_gradients_reach_g_and_the_projections_even_without_the_diversity_loss():
@@ -92,7 +96,7 @@ def test_gradients_reach_g_and_the_projections_even_without_the_diversity_loss()
 
     grads = nnx.to_flat_state(jax.grad(loss)(params))
     norms = {"/".join(map(str, k)): float(jnp.linalg.norm(v[...])) for k, v in grads}
-    for name in ("mix/p_m/kernel", "mix/p_n/kernel", "mix/g_in/kernel", "mix/g_out/kernel"):
+    for name in ("p_m/kernel", "p_n/kernel", "g_in/kernel", "g_out/kernel"):
         assert norms[name] > 0, (name, norms)
 
 
@@ -113,6 +117,7 @@ def test_op_threshold_changes_the_mix_and_wp_ignores_it():
         (dict(self_weight=1.5), r"self_weight = 1.5"),
         (dict(temperature=0.0), r"temperature = 0.0"),
         (dict(block_size=-1), r"block_size = -1"),
+        (dict(eval_features="both"), r"eval_features = 'both'"),
     ],
 )
 def test_bad_settings_are_named(hp, message):
