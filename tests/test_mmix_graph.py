@@ -150,11 +150,16 @@ def test_mmix_graph_loss_is_eq_9_with_neighbour_mixing(objective):
         num_graphs=8,
         node_mask=real.nodes,
     )
-    j_graph = losses.mmix_graph_loss(ha, hb, where=real.graphs)
+    pool = lambda h: graphs.pool_nodes(batch, h, node_mask=real.nodes)  # noqa: E731
+    j_graph = losses.mmix_graph_loss(pool(model.mix.g(hard)), pool(zb), where=real.graphs)
     div = losses.mmix_diversity_loss(za, p_m, p_n, where=real.nodes)
     want = {"both": j_node + j_graph, "node": j_node, "graph": j_graph}[objective] + 0.5 * div
     np.testing.assert_allclose(loss, want, rtol=1e-5)
     assert ("node_contrast" in metrics) == (objective != "graph")
+    # evaluation: the attentive branch's and view b's node sums, or MVGRL's layer sums
+    want = pool(model.mix.g(hard)) + pool(zb)
+    np.testing.assert_allclose(method.features(model, batch), want, rtol=1e-5, atol=1e-6)
+    method.hp.eval_features = "encoder"
     np.testing.assert_allclose(method.features(model, batch), ha + hb, rtol=1e-6)
 
 
