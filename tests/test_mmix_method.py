@@ -127,6 +127,7 @@ def test_bad_settings_are_named(hp, message):
 
 def _experiment(row, arg, kind="node"):
     path = REPO / "experiments" / "mmix" / f"{kind}_{row}.py"
+    # (kind "grace": experiments/mmix/grace_mp.py)
     spec = importlib.util.spec_from_file_location("cfg", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -220,3 +221,28 @@ def test_image_rows_follow_the_official_setup():
     with pytest.raises(ValueError, match="threshold = 1.5"):
         c.method.threshold = 1.5
         methods.SimCLRMix(c)
+
+
+def test_grace_mmix_mixes_the_first_view_over_its_kept_edges():
+    c = _experiment("mp", "cora,quick", kind="grace")
+    assert (c.method.name, c.method.mixing, c.method.diversity) == ("grace_mmix", "mp", 1.0)
+    assert c.method.p_e1 == 0.2 and c.optim.lr == 1e-4  # GRACE's Cora row (ESCo Table 4)
+    c.method.sparse_layout = "off"
+    c.model.encoder_width = c.model.head_width = c.model.embed_dim = 8
+    method = methods.get("grace_mmix")(c)
+    ds = _toy()
+    model = method.build(methods.DataSpec("node", 6, 3), nnx.Rngs(0))
+    graph = method.node_inputs(ds, graphs.node_graph(ds))
+    key = jax.random.key(2)
+    loss, metrics = method.loss(model, graph, key, {})
+    k_views, k_mix = jax.random.split(key)
+    (x1, m1), (x2, m2) = method.views(graph, k_views)
+    z1 = model.encoder(graph._replace(nodes=x1), edge_mask=m1)
+    z2 = model.encoder(graph._replace(nodes=x2), edge_mask=m2)
+    p_m, p_n = model.projections()
+    kept = np.asarray(m1)
+    hard = mixers.mp_mix(z1, p_m, p_n, senders=graph.senders[kept], receivers=graph.receivers[kept])
+    want = losses.nt_xent(model.head(hard), model.head(z2), temperature=c.method.temperature)
+    want = want + losses.mmix_diversity_loss(z1, p_m, p_n)
+    np.testing.assert_allclose(loss, want, rtol=1e-5)
+    assert set(metrics) == {"loss", "contrast", "diversity_loss"}

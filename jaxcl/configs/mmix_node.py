@@ -20,9 +20,12 @@ Data: as :mod:`jaxcl.configs.grace_node`.
 
 from __future__ import annotations
 
+import ml_collections
+
+from jaxcl.configs import grace_node
 from jaxcl.configs.common import parse_arg
 from jaxcl.configs.mvgrl_node import apply_node_setup
-from jaxcl.training import base_config
+from jaxcl.training import base_config, conform
 
 ROWS = {
     "random": dict(mixing="random", diversity=0.0),
@@ -49,4 +52,18 @@ def make(row: str, arg: str | None = None, *, epochs: int = 200, width: int = 51
         c.model.encoder_width = 32
         c.train.epochs = 10
         c.train.log_every_steps = 5
+    return c
+
+
+def make_grace(arg: str | None = None) -> ml_collections.ConfigDict:
+    """GRACE + mp-mix (m-Mix Table 4; ``arg``: ``cora`` or ``citeseer``, optionally
+    ``quick``): GRACE's row of :mod:`jaxcl.configs.grace_node` (ESCo Table 4's settings)
+    with its first view mixed by mp-mix and the diversity loss. The paper reports this row
+    on DBLP and PPI only, which are not available here."""
+    choice = parse_arg(arg, datasets=DATASETS, variants=("quick",), dataset_required=True)
+    quick = "quick" if choice.variant == "quick" else None
+    c = grace_node.make(choice.dataset, quick)
+    c.method.name = "grace_mmix"
+    c = conform(c)
+    c.method.update(mixing="mp", diversity=1.0)
     return c

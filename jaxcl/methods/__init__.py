@@ -8,9 +8,9 @@ Tabular (DACL Table 1, i-Mix): ``dacl``, ``dacl_plus``, ``gaussian``, ``none``,
 ``supervised``, ``npair``, ``imix``. Graphs: ``dacl_graph``, ``infograph`` (DACL Table 4),
 ``mvgrl_graph``, ``mvgrl_graph_mmix`` (m-Mix Table 2).
 Nodes: ``grace``, ``grace_esco`` (GRACE with ESCo's loss), ``mvgrl``, ``mvgrl_mmix``
-(MVGRL + m-Mix). Images (DACL Tables 2-3, i-Mix): ``simclr``, ``simclr_dacl``,
-``npair_image``, ``imix_image``, ``moco``, ``imix_moco``, ``byol``, ``imix_byol``,
-``simclr_mmix`` (m-Mix Table 3), and the
+(MVGRL + m-Mix), ``grace_mmix`` (GRACE + mp-mix). Images (DACL Tables 2-3, i-Mix):
+``simclr``, ``simclr_dacl``, ``npair_image``, ``imix_image``, ``moco``, ``imix_moco``,
+``byol``, ``imix_byol``, ``simclr_mmix`` (m-Mix Table 3), and the
 domain-agnostic ``dacl``, ``dacl_plus``, ``gaussian``, ``none``, ``supervised`` on whole images.
 """
 
@@ -30,7 +30,7 @@ from jaxcl.methods._grace import GRACE, GRACEESCo, GRACEInputs
 from jaxcl.methods._graph import DACLGraph, InfoGraph
 from jaxcl.methods._images import ImageIMix, ImageNPair, SimCLR, SimCLRDACL
 from jaxcl.methods._imix import IMix, NPair
-from jaxcl.methods._mmix import MMixNodeModel, MVGRLMix
+from jaxcl.methods._mmix import GRACEMix, MMixNodeModel, MVGRLMix
 from jaxcl.methods._mmix_images import SimCLRMix
 from jaxcl.methods._momentum import BYOL, IMixBYOL, IMixMoCo, MoCo
 from jaxcl.methods._mvgrl import MVGRL, MVGRLInputs
@@ -58,6 +58,7 @@ __all__ = [
     "HEAD_DEFAULTS",
     "MVGRL",
     "MVGRLMix",
+    "GRACEMix",
     "SimCLRMix",
     "MVGRLGraph",
     "MVGRLGraphMix",

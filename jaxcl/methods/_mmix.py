@@ -8,6 +8,7 @@ from flax import nnx
 
 from jaxcl import losses, mixers, models
 from jaxcl.methods._base import check_choice, register
+from jaxcl.methods._grace import GRACE, _graph_and_adjacency
 from jaxcl.methods._mvgrl import MVGRL, MVGRLInputs
 
 MIXINGS = ("random", "binary", "mo", "mp")
@@ -18,17 +19,21 @@ EVAL_KEY = 0
 PARTNERS = ("wp", "op")
 
 
+def _square(width: int, rngs: nnx.Rngs) -> nnx.Linear:
+    """A ``width x width`` linear map without bias, Glorot-uniform (the official code's)."""
+    init = nnx.initializers.xavier_uniform()
+    return nnx.Linear(width, width, use_bias=False, kernel_init=init, rngs=rngs)
+
+
 class MixHead(nnx.Module):
     """m-Mix's MLP ``g`` after the mixing (Linear - PReLU - Linear, the official code's
     ``to_v``) and, for mp-mix, the projections ``p_m``, ``p_n`` (Glorot-uniform, no bias)."""
 
     def __init__(self, width: int, *, projections: bool, rngs: nnx.Rngs):
-        glorot = nnx.initializers.xavier_uniform()
-        linear = lambda: nnx.Linear(width, width, use_bias=False, kernel_init=glorot, rngs=rngs)  # noqa: E731
-        self.g_in, self.g_out = linear(), linear()
+        self.g_in, self.g_out = _square(width, rngs), _square(width, rngs)
         self.g_act = nnx.PReLU(negative_slope_init=0.25)
-        self.p_m = linear() if projections else None
-        self.p_n = linear() if projections else None
+        self.p_m = _square(width, rngs) if projections else None
+        self.p_n = _square(width, rngs) if projections else None
 
     def g(self, z: jax.Array) -> jax.Array:
         return self.g_out(self.g_act(self.g_in(z)))
@@ -176,3 +181,63 @@ class MVGRLMix(MVGRL):
             return z_a + z_b
         key = jax.random.key(EVAL_KEY)
         return model.g(self.mix(model, z_a, inputs.graph, key)) + z_b
+
+
+@register
+class GRACEMix(GRACE):
+    """GRACE + mp-mix (m-Mix Table 4): GRACE with its first view's node embeddings mixed.
+
+    Everything as :class:`jaxcl.methods.GRACE` (two views by edge dropping and feature
+    masking, a GCN, the head ``fc2(ELU(fc1(.)))``, GRACE's loss), except that the first
+    view's embeddings ``z_1`` are replaced by their hard negatives before the head: mixed
+    among each node's neighbours that the view kept (m-mix-wp; ``mixing`` as
+    :class:`MVGRLMix`, by default mp-mix with the diversity loss, weight ``diversity``).
+    GRACE's head is the MLP ``g`` that follows the mixing (Eq. 7), so only mp-mix's
+    projections ``p_m``, ``p_n`` are added (on the model, beside encoder and head).
+    Evaluation is GRACE's: the encoder's embeddings of the unaugmented graph.
+    """
+
+    name = "grace_mmix"
+    defaults = {
+        **GRACE.defaults,
+        "mixing": "mp",
+        "self_weight": 0.2,
+        "diversity": 1.0,
+    }
+
+    def __init__(self, config):
+        super().__init__(config)
+        check_mixing(self.name, self.hp)
+
+    def build(self, spec, rngs):
+        model = super().build(spec, rngs)
+        width = self.config.model.encoder_width
+        return GRACEMixModel(model.encoder, model.head, width, mp=self.hp.mixing == "mp", rngs=rngs)
+
+    def loss(self, model, batch, key, extra):
+        graph, adjacency = _graph_and_adjacency(batch)
+        k_views, k_mix = jax.random.split(key)
+        (x1, m1), (x2, m2) = self.views(graph, k_views)
+        z1 = model.encoder(graph._replace(nodes=x1), edge_mask=m1, adjacency=adjacency)
+        z2 = model.encoder(graph._replace(nodes=x2), edge_mask=m2, adjacency=adjacency)
+        edges = dict(senders=graph.senders, receivers=graph.receivers, edge_mask=m1)
+        hard = mix_with(self.hp, model, z1, k_mix, **edges)
+        contrast = losses.nt_xent(model.head(hard), model.head(z2), temperature=self.hp.temperature)
+        metrics, loss = {"contrast": contrast}, contrast
+        if self.hp.mixing == "mp" and self.hp.diversity:
+            div = losses.mmix_diversity_loss(z1, *model.projections())
+            metrics["diversity_loss"] = div
+            loss = loss + self.hp.diversity * div
+        metrics["loss"] = loss
+        return loss, metrics
+
+
+class GRACEMixModel(models.ContrastiveModel):
+    """GRACE's encoder and head, and mp-mix's projections ``p_m``, ``p_n``."""
+
+    def __init__(self, encoder, head, width: int, *, mp: bool, rngs: nnx.Rngs):
+        super().__init__(encoder, head)
+        self.p_m = _square(width, rngs) if mp else None
+        self.p_n = _square(width, rngs) if mp else None
+
+    projections = MixHead.projections
