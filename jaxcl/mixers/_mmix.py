@@ -30,6 +30,7 @@ import jax.numpy as jnp
 
 from jaxcl import _checks as checks
 from jaxcl.losses._common import l2_normalize
+from jaxcl.mixers import _mmix_paths as _paths
 from jaxcl.mixers._common import compute_dtype, row_mask
 
 
@@ -71,144 +72,6 @@ def _common_args(fn, z, senders, receivers, edge_mask, where, block_size, temper
     return z, senders, receivers, edge_mask, where, block_size
 
 
-# -- the weighting rules, over a "row" of candidate partners ------------------------------
-#
-# Each rule gets the partners' scores ``s`` (similarity / temperature), which of them count
-# (``valid``), the row's own score, and reductions over a row (dense: an axis; sparse: a
-# segment of the edges that share a receiver). It returns the partners' weights and the
-# row's own weight.
-
-
-def _row_max(s, valid, ops):
-    """Per-row max over the valid partners, 0 where there are none (a safe shift)."""
-    m = ops.max(jnp.where(valid, s, -jnp.inf))
-    return jax.lax.stop_gradient(jnp.where(jnp.isfinite(m), m, 0.0))
-
-
-def _masked_exp(x, valid):
-    """``exp(x)`` where valid, else 0, with no inf (nor NaN gradient) from the others."""
-    return jnp.where(valid, jnp.exp(jnp.where(valid, x, 0.0)), 0.0)
-
-
-def _softmax_with_self(s, valid, s_self, ops):
-    m = jnp.maximum(_row_max(s, valid, ops), jax.lax.stop_gradient(s_self))
-    e = _masked_exp(s - ops.expand(m), valid)
-    e_self = jnp.exp(s_self - m)
-    den = ops.sum(e) + e_self
-    return e / ops.expand(den), e_self / den
-
-
-def _fixed_self(self_weight):
-    def rule(s, valid, s_self, ops):
-        del s_self
-        m = _row_max(s, valid, ops)
-        e = _masked_exp(s - ops.expand(m), valid)
-        den = ops.sum(e)
-        has = ops.sum(valid.astype(jnp.float32)) > 0
-        w = (1.0 - self_weight) * e / ops.expand(jnp.where(has, den, 1.0))
-        return w, jnp.where(has, self_weight, 1.0)
-
-    return rule
-
-
-def _binary(weight):
-    def rule(s, valid, s_self, ops):
-        del s_self
-        m = ops.max(jnp.where(valid, s, -jnp.inf))
-        best = valid & (s == ops.expand(m))
-        big = jnp.iinfo(jnp.int32).max
-        first = ops.min(jnp.where(best, ops.index, big))
-        pick = best & (ops.index == ops.expand(first))
-        has = ops.sum(valid.astype(jnp.float32)) > 0
-        return weight * pick.astype(s.dtype), jnp.where(has, 1.0 - weight, 1.0)
-
-    return rule
-
-
-class _DenseOps:
-    """Reductions over the last axis of a ``[rows, N]`` block."""
-
-    def __init__(self, n_cols: int):
-        self.index = jnp.arange(n_cols, dtype=jnp.int32)[None, :]
-
-    max = staticmethod(lambda x: jnp.max(x, axis=-1))
-    min = staticmethod(lambda x: jnp.min(x, axis=-1))
-    sum = staticmethod(lambda x: jnp.sum(x, axis=-1))
-    expand = staticmethod(lambda v: v[:, None])
-
-
-class _SegmentOps:
-    """Reductions over the edges that share a receiver."""
-
-    def __init__(self, receivers, n: int):
-        self.receivers, self.n = receivers, n
-        self.index = jnp.arange(receivers.shape[0], dtype=jnp.int32)
-
-    def max(self, x):
-        return jax.ops.segment_max(x, self.receivers, self.n)
-
-    def min(self, x):
-        return jax.ops.segment_min(x, self.receivers, self.n)
-
-    def sum(self, x):
-        return jax.ops.segment_sum(x, self.receivers, self.n)
-
-    def expand(self, v):
-        return v[self.receivers]
-
-
-# -- the two paths --------------------------------------------------------------------------
-
-
-def _mix_sparse(
-    z, senders, receivers, edge_mask, where, pair_sim, self_sim, rule, threshold, temperature
-):
-    n = z.shape[0]
-    sim = pair_sim(receivers, senders)
-    valid = senders != receivers
-    if edge_mask is not None:
-        valid &= edge_mask
-    if where is not None:
-        valid &= where[senders] & where[receivers]
-    if threshold is not None:
-        valid &= sim >= threshold
-    ops = _SegmentOps(receivers, n)
-    w, w_self = rule(sim / temperature, valid, self_sim / temperature, ops)
-    if where is not None:
-        w_self = jnp.where(where, w_self, 1.0)
-    mixed = jax.ops.segment_sum(w[:, None] * z[senders], receivers, n)
-    return mixed + w_self[:, None] * z
-
-
-def _mix_dense(z, where, block_sim, rule, threshold, temperature, block_size):
-    n = z.shape[0]
-    ops = _DenseOps(n)
-    cols = jnp.arange(n)
-
-    def block(rows):
-        # rows past N pad the last block: they read row N - 1 and are dropped at the end
-        clipped = jnp.minimum(rows, n - 1)
-        sim = block_sim(clipped)  # [B, N]
-        self_sim = jnp.take_along_axis(sim, clipped[:, None], axis=1)[:, 0]
-        valid = (rows[:, None] != cols[None, :]) & (rows[:, None] < n)
-        if where is not None:
-            inside = where[clipped] & (rows < n)
-            valid &= inside[:, None] & where[None, :]
-        if threshold is not None:
-            valid &= sim >= threshold
-        w, w_self = rule(sim / temperature, valid, self_sim / temperature, ops)
-        if where is not None:
-            w_self = jnp.where(inside, w_self, 1.0)
-        return w @ z + w_self[:, None] * z[clipped]
-
-    if block_size is None or block_size >= n:
-        return block(cols)
-    blocks = -(-n // block_size)
-    rows = jnp.arange(blocks * block_size).reshape(blocks, block_size)
-    out = jax.lax.map(jax.checkpoint(block), rows)
-    return out.reshape(blocks * block_size, -1)[:n]
-
-
 def _mix(fn, z, edges, where, block_size, temperature, threshold, rule, q, k):
     """Mixes the rows of ``z`` with weights from the cosine similarity of ``q_i`` and ``k_j``."""
     if threshold is not None:
@@ -222,7 +85,7 @@ def _mix(fn, z, edges, where, block_size, temperature, threshold, rule, q, k):
     qn, kn = l2_normalize(q), l2_normalize(k)
     senders, receivers, edge_mask = edges
     if senders is not None:
-        out = _mix_sparse(
+        out = _paths.mix_sparse(
             zf,
             senders,
             receivers,
@@ -239,7 +102,7 @@ def _mix(fn, z, edges, where, block_size, temperature, threshold, rule, q, k):
         def block_sim(rows):
             return qn[rows] @ kn.T
 
-        out = _mix_dense(zf, where, block_sim, rule, threshold, temperature, block_size)
+        out = _paths.mix_dense(zf, where, block_sim, rule, threshold, temperature, block_size)
     if where is not None:
         out = jnp.where(where[:, None], out, z.astype(out.dtype))
     return out.astype(dtype)
@@ -297,7 +160,7 @@ def mo_mix(
     )
     checks.in_range(fn, "self_weight", self_weight, 0.0, 1.0)
     edges = (senders, receivers, edge_mask)
-    rule = _fixed_self(self_weight)
+    rule = _paths.fixed_self(self_weight)
     return _mix(fn, z, edges, where, block_size, temperature, threshold, rule, z, z)
 
 
@@ -353,7 +216,7 @@ def mp_mix(
     zf = z.astype(compute_dtype(z.dtype))
     if where is not None:  # padding may hold NaN: zero it before it meets p_m, p_n
         zf = jnp.where(where[:, None], zf, 0.0)
-    rule = _softmax_with_self
+    rule = _paths.softmax_with_self
     edges = (senders, receivers, edge_mask)
     q, k = zf @ p_m, zf @ p_n
     return _mix(fn, z, edges, where, block_size, temperature, threshold, rule, q, k)
@@ -382,7 +245,7 @@ def binary_mix(
     )
     checks.in_range(fn, "weight", weight, 0.0, 1.0)
     edges = (senders, receivers, edge_mask)
-    return _mix(fn, z, edges, where, block_size, 1.0, threshold, _binary(weight), z, z)
+    return _mix(fn, z, edges, where, block_size, 1.0, threshold, _paths.binary(weight), z, z)
 
 
 def random_mix(
@@ -415,9 +278,9 @@ def random_mix(
         k_edge, k_self = jax.random.split(key)
         scores = jax.random.normal(k_edge, senders.shape)
         self_scores = jax.random.normal(k_self, (n,))
-        out = _mix_sparse(
+        out = _paths.mix_sparse(
             zf, senders, receivers, edge_mask, where, lambda r, s: scores, self_scores,
-            _softmax_with_self, None, 1.0,
+            _paths.softmax_with_self, None, 1.0,
         )  # fmt: skip
     else:
 
@@ -425,7 +288,9 @@ def random_mix(
             keys = jax.vmap(lambda i: jax.random.fold_in(key, i))(rows)
             return jax.vmap(lambda k: jax.random.normal(k, (n,)))(keys)
 
-        out = _mix_dense(zf, where, block_sim, _softmax_with_self, None, 1.0, block_size)
+        out = _paths.mix_dense(
+            zf, where, block_sim, _paths.softmax_with_self, None, 1.0, block_size
+        )
     if where is not None:
         out = jnp.where(where[:, None], out, z.astype(out.dtype))
     return out.astype(z.dtype)
