@@ -25,6 +25,14 @@ def sample_batch(fn: str, x, *, min_batch: int) -> jax.Array:
     return x
 
 
+def unit_rows(z: jax.Array) -> jax.Array:
+    """Rows scaled to unit l2 norm, in float32; all-zero rows stay zero (as
+    ``jaxcl.losses.l2_normalize``, which this layer cannot import)."""
+    z = z.astype(jnp.float32)
+    sq = jnp.sum(z * z, axis=-1, keepdims=True)
+    return z * jax.lax.rsqrt(jnp.maximum(sq, 1e-12))
+
+
 def compute_dtype(dtype) -> jnp.dtype:
     """At least float32: bf16/f16 inputs are mixed in float32 and cast back."""
     return jnp.promote_types(dtype, jnp.float32)

@@ -29,9 +29,8 @@ import jax
 import jax.numpy as jnp
 
 from jaxcl import _checks as checks
-from jaxcl.losses._common import l2_normalize
 from jaxcl.mixers import _mmix_paths as _paths
-from jaxcl.mixers._common import compute_dtype, row_mask
+from jaxcl.mixers._common import compute_dtype, row_mask, unit_rows
 
 
 def _check_rows(fn: str, z):
@@ -82,7 +81,7 @@ def _mix(fn, z, edges, where, block_size, temperature, threshold, rule, q, k):
         zf = jnp.where(where[:, None], zf, 0.0)
         q = jnp.where(where[:, None], q, 0.0)
         k = jnp.where(where[:, None], k, 0.0)
-    qn, kn = l2_normalize(q), l2_normalize(k)
+    qn, kn = unit_rows(q), unit_rows(k)
     senders, receivers, edge_mask = edges
     if senders is not None:
         out = _paths.mix_sparse(
