@@ -4,7 +4,12 @@
         --config=experiments/mmix/node_mo.py:cora --workdir=/tmp/mmix_mo_cora
     # Citeseer: :citeseer; all nodes as partners (m-mix-op): :cora,op; smoke test: :cora,quick
 
-Measured: not yet.
+Paper (m-Mix Table 5): Cora 85.4 ± 0.4, Citeseer 75.1 ± 0.4. Measured (2-core CPU, 200
+epochs, mean of 50 logistic regressions per pretraining): Cora 82.5 ± 0.5 (82.95, 81.97)
+over seeds 0 and 1, Citeseer 69.4 ± 0.4 (seed 0, ± over the classifiers); NMI/ARI Cora 0.529
+/ 0.429, Citeseer 0.418 / 0.418. 3-9 min per run on shared cores; trained at commits
+89a2d3a..32b4585, evaluated at a3a27ff (Cora) / 32b4585 (Citeseer) with ``--config.seed=S``.
+The paper's ordering does not hold here: see the README's m-Mix section.
 """
 
 from jaxcl.configs import mmix_node

@@ -4,7 +4,12 @@
         --config=experiments/mmix/node_random.py:cora --workdir=/tmp/mmix_random_cora
     # Citeseer: :citeseer; all nodes as partners (m-mix-op): :cora,op; smoke test: :cora,quick
 
-Measured: not yet.
+Paper (m-Mix Table 5): Cora 84.1 ± 1.6, Citeseer 73.8 ± 1.1. Measured (2-core CPU, 200
+epochs, mean of 50 logistic regressions per pretraining): Cora 82.1 ± 0.3 (82.35, 81.77)
+over seeds 0 and 1, Citeseer 70.1 ± 0.4 (seed 0, ± over the classifiers); NMI/ARI Cora 0.569
+/ 0.497, Citeseer 0.405 / 0.395. 3-9 min per run on shared cores; trained at commits
+89a2d3a..32b4585, evaluated at a3a27ff (Cora) / 32b4585 (Citeseer) with ``--config.seed=S``.
+The paper's ordering does not hold here: see the README's m-Mix section.
 """
 
 from jaxcl.configs import mmix_node
