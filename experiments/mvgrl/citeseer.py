@@ -6,7 +6,8 @@
 
 Measured (2-core CPU, 300 epochs, mean of 50 logistic regressions per pretraining on the
 public split): 70.3 ± 0.5 (seed 0, ± over the 50 classifiers); NMI / ARI 0.435 / 0.442
-(m-Mix Table 8: 0.470 / 0.450). 3-9 min per run on shared cores, commit 32b4585, ``--config.seed=S``. Paper: 73.3 ± 0.5; m-Mix's rerun 73.5 ± 0.6.
+(m-Mix Table 8: 0.470 / 0.450). 3-9 min per run on shared cores, commit 32b4585,
+``--config.seed=S``. Paper: 73.3 ± 0.5; m-Mix's rerun 73.5 ± 0.6.
 """
 
 from jaxcl.configs import mvgrl_node
