@@ -6,7 +6,8 @@
 
 Measured (2-core CPU, 300 epochs, mean of 50 logistic regressions per pretraining on the
 public split): 82.4 ± 0.3 (82.74, 82.10; seeds 0, 1); NMI / ARI 0.596 / 0.546 (m-Mix Table
-8: 0.629 / 0.570). 3-9 min per run on shared cores, commit 7128494, ``--config.seed=S``.
+8: 0.629 / 0.570). 3-9 min per run on shared cores, commits 7128494 (seed 0) and a3a27ff
+(seed 1), ``--config.seed=S``.
 Paper: 86.8 ± 0.5; m-Mix's rerun 84.1 ± 0.9.
 """
 
