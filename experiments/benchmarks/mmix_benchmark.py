@@ -193,8 +193,10 @@ def draw(record: dict, path: pathlib.Path) -> None:
         )
     axes[0].set(
         xscale="log", yscale="log", xlabel="N (nodes)", ylabel="XLA temporaries (MiB)",
-        title="mp-mix value + gradient: planned memory", xticks=sizes,
+        title="mp-mix value + gradient: planned memory",
     )  # fmt: skip
+    axes[0].set_xticks(sizes, [f"{n:,}" for n in sizes])
+    axes[0].minorticks_off()
     axes[0].legend()
     ep = record.get("epochs") or []
     if ep:
@@ -209,7 +211,8 @@ def draw(record: dict, path: pathlib.Path) -> None:
         axes[1].set(ylabel="ms per epoch", title="one full-graph step (median)")
         axes[1].legend()
     env = record["env"]
-    _common.finish_figure(fig, path, f"{env.get('cpu', '')} | jax {env.get('jax', '')}")
+    title = f"{env.get('cpu_model', '')} x{env.get('cpu_count', '')} | jax {env.get('jax', '')}"
+    _common.finish_figure(fig, path, title)
 
 
 def main() -> None:
