@@ -215,8 +215,8 @@ class MVGRLGraphMix(_TwoViews):
     node script subtracts it; we follow the paper's sign), detaches the mixing weights
     (we do not), and reads graphs out by their mean (we keep MVGRL's sum; cosine
     similarity makes the loss indifferent to it, not the SVM). With several GCN layers the
-    graph term uses the last layer only. A fixed number of epochs; the evaluation
-    is at the end of training (the code reports the best over epochs).
+    graph term uses the last layer only. A fixed number of epochs, evaluated after
+    the last (the code scores every 10 epochs; the paper does not say which it reports).
 
     References:
       Zhang et al., "m-Mix", KDD 2022, Eq. 6-9, Appendix A, Table 9.
