@@ -347,3 +347,17 @@ def test_per_graph_node_loss_is_the_mean_of_each_graphs_eq_8():
         if max_nodes is None:
             dense_grad = grad
         np.testing.assert_allclose(grad, dense_grad, rtol=1e-5, atol=1e-6)
+
+
+def test_per_graph_node_loss_checks_its_arguments_by_name():
+    ids = np.array([0, 0, 0, 1], np.int32)
+    u = np.ones((4, 3), np.float32)
+    kw = dict(num_graphs=2)
+    with pytest.raises(ValueError, match=r"max_nodes` = 2 is smaller.*3 real nodes"):
+        losses.mmix_node_loss_per_graph(u, u, ids, max_nodes=2, **kw)
+    with pytest.raises(ValueError, match=r"node_mask.*boolean.*\(4,\)"):
+        losses.mmix_node_loss_per_graph(u, u, ids, node_mask=np.ones(3, bool), **kw)
+    with pytest.raises(ValueError, match=r"mixed_a"):
+        losses.mmix_node_loss_per_graph(u[:, 0], u, ids, **kw)
+    with pytest.raises(ValueError, match=r"h_b"):
+        losses.mmix_graph_loss(u, u[:2])

@@ -1,9 +1,10 @@
 """MVGRL and MVGRL + m-Mix for graph classification (m-Mix Tables 2, 5 and 9).
 
-One row per ``row``: ``mvgrl`` (MVGRL's own objective: the paper's "MVGRL" line), and m-Mix's
-``random``, ``mo``, ``mp_nodiv``, ``mp`` (Table 5) with m-mix-wp (neighbours only), and the
-ablation ``node_only`` / ``graph_only`` (Table 9: mp-mix with ``J_node`` or ``J_graph``
-alone). Data: MUTAG (TU's files), PTC_MR (GIN's PTC without its explicit hydrogens),
+One row per ``row``: ``mvgrl`` (MVGRL's own objective: the paper's "MVGRL" line), and
+m-Mix's ``random``, ``mo``, ``mp_nodiv``, ``mp`` (Table 5) with m-mix-wp (neighbours only),
+and the ablation ``node_only`` / ``graph_only`` (Table 9: mp-mix with ``J_node`` or
+``J_graph`` alone; ``J_node`` carries the diversity loss (Eq. 8), so ``graph_only`` has
+none). Data: MUTAG (TU's files), PTC_MR (GIN's PTC without its explicit hydrogens),
 IMDB-BINARY, IMDB-MULTI; node features are one-hot atom labels, or one-hot degrees where a
 data set has none (MVGRL's rule, m-Mix Appendix A).
 

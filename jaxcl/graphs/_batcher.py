@@ -65,7 +65,8 @@ class GraphBatcher:
       budgets: the padding ladder (of a sub-batch when ``num_shards > 1``); default
         :func:`padding_budgets` with ``anchors`` and ``growth``.
       anchors, growth: shape of the default ladder, see :func:`padding_budgets`.
-      edge_weights: optional per-graph ``[num_edges]`` weights (see :func:`batch_graphs`).
+      edge_weights: optional per-graph ``[num_edges]`` or ``[num_edges, k]`` weights (see
+        :func:`batch_graphs`).
 
     Example:
       >>> import numpy as np

@@ -19,11 +19,12 @@ def l2_normalize(z: jax.Array) -> jax.Array:
     return z * jax.lax.rsqrt(jnp.maximum(sq, _NORM_EPS_SQ))
 
 
-def check_pair(fn: str, z_a, z_b):
-    """Both views: non-empty ``[batch, dim]`` floating arrays of one shape."""
-    z_a = _checks.embeddings(fn, "z_a", z_a)
-    z_b = _checks.embeddings(fn, "z_b", z_b)
-    _checks.same_shape(fn, "z_a", z_a, "z_b", z_b)
+def check_pair(fn: str, z_a, z_b, names: tuple[str, str] = ("z_a", "z_b")):
+    """Both views: non-empty ``[batch, dim]`` floating arrays of one shape (``names``: the
+    caller's argument names, for the messages)."""
+    z_a = _checks.embeddings(fn, names[0], z_a)
+    z_b = _checks.embeddings(fn, names[1], z_b)
+    _checks.same_shape(fn, names[0], z_a, names[1], z_b)
     return z_a, z_b
 
 

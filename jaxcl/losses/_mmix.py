@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.typing import ArrayLike
 
 from jaxcl import _checks
@@ -108,7 +109,7 @@ def mmix_graph_loss(
         nor negatives).
     """
     fn = "mmix_graph_loss"
-    h_a, h_b = _common.check_pair(fn, h_a, h_b)
+    h_a, h_b = _common.check_pair(fn, h_a, h_b, names=("h_a", "h_b"))
     _checks.positive(fn, "temperature", temperature)
     m = h_a.shape[0]
     where = _common.check_where(fn, where, m)
@@ -152,26 +153,37 @@ def mmix_node_loss_per_graph(
       temperature: ``tau > 0``.
       node_mask: optional ``[n_node]`` mask of the real nodes (padding may hold anything).
       max_nodes: None: one ``[n_node, n_node]`` block of logits, masked to pairs within a
-        graph. An int (at least the largest real graph): the nodes laid out per graph as
+        graph. An int, at least the largest real graph: the nodes laid out per graph as
         ``[num_graphs, max_nodes]`` and ``num_graphs`` blocks of ``max_nodes^2`` logits
         instead (cheaper when the batch holds many small graphs). The same value; this
         layout needs each graph's real nodes contiguous and in order, as in jraph batches.
+        A smaller ``max_nodes`` is an error when the ids and mask are concrete; under
+        ``jit`` it cannot be checked and a larger graph's extra nodes are left out.
     """
     fn = "mmix_node_loss_per_graph"
-    u, v = _common.check_pair(fn, mixed_a, z_b)
+    u, v = _common.check_pair(fn, mixed_a, z_b, names=("mixed_a", "z_b"))
     _checks.positive(fn, "temperature", temperature)
     n = u.shape[0]
     num_graphs = _checks.positive_int(fn, "num_graphs", num_graphs)
+    mask = _checks.bool_mask(fn, "node_mask", node_mask, n)
     ids = _checks.index_array(
-        fn, "node_graph", node_graph, (n,), size=num_graphs, what="graph ids", where=node_mask
+        fn, "node_graph", node_graph, (n,), size=num_graphs, what="graph ids", where=mask
     )
-    mask = _common.check_where(fn, node_mask, n)
     real = jnp.ones((n,), bool) if mask is None else mask
     a = _common.l2_normalize(_common.zero_masked_rows(u, mask))
     b = _common.l2_normalize(_common.zero_masked_rows(v, mask))
     inv_t = 1.0 / temperature
     if max_nodes is not None:
         max_nodes = _checks.positive_int(fn, "max_nodes", max_nodes)
+        ids_np, real_np = _checks.concrete_array(ids), _checks.concrete_array(real)
+        if ids_np is not None and real_np is not None and real_np.any():
+            largest = int(np.bincount(ids_np[real_np]).max())
+            if largest > max_nodes:
+                _checks.fail(
+                    fn,
+                    f"`max_nodes` = {max_nodes} is smaller than the largest graph of the "
+                    f"batch ({largest} real nodes); its nodes past max_nodes would be dropped",
+                )
         return _per_graph_blocks(a, b, ids, real, num_graphs, max_nodes, inv_t)
     same = (ids[:, None] == ids[None, :]) & real[None, :]
     not_self = same & ~jnp.eye(n, dtype=bool)

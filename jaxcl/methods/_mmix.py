@@ -91,7 +91,7 @@ class MVGRLMix(MVGRL):
     similarity, ``temperature``), plus ``diversity`` times the diversity loss (Eq. 6) for
     mp-mix. Evaluation embeds with ``g(z_hat^a) + z^b`` (``eval_features='mixed'``): the
     paper's Table 10 evaluates the "attentive branch" output, i.e. view a after the mixing
-    and ``g``, averaged with view b (random-mix draws its weights from a fixed key there);
+    and ``g``, plus view b (random-mix draws its weights from a fixed key there);
     ``'encoder'`` gives MVGRL's ``z^a + z^b`` instead. On Cora the two differ by 0.5-1.5
     points (the README's m-Mix section).
 
@@ -168,7 +168,7 @@ class MVGRLMix(MVGRL):
         contrast = losses.mmix_node_loss(hard, z_b, temperature=self.hp.temperature)
         metrics = {"contrast": contrast}
         loss = contrast
-        if self.hp.mixing == "mp":
+        if self.hp.mixing == "mp" and self.hp.diversity:
             div = losses.mmix_diversity_loss(z_a, *model.projections())
             metrics["diversity_loss"] = div
             loss = loss + self.hp.diversity * div

@@ -25,7 +25,8 @@ class SimCLRMix(SimCLR):
     (Sherrylone/M-Mix ``image/main.py``) mixes the l2-normalised first view with a softmax
     over the rows above ``threshold = 0.95`` (the row itself included, no fixed C) and
     detaches the weights. We keep mo-mix as Eq. 5 defines it (C = 0.2, theta 0.95 from the
-    code) and let gradients flow through the weights; ``threshold = -1`` means none.
+    code) and let gradients flow through the weights; ``threshold = -1`` means none. The
+    threshold restricts binary-mix's partners too (the ``binary`` row sets it to -1).
     """
 
     name = "simclr_mmix"

@@ -260,7 +260,8 @@ class MVGRLGraphMix(_TwoViews):
         )
 
     def branches(self, model, batch, key):
-        """``(hard, z_b)``: the attentive branch ``g(mix(z^a))`` and view b's nodes."""
+        """``(hard, z_b, z_a)``: the attentive branch ``g(mix(z^a))``, view b's nodes and
+        view a's own (the diversity loss reads them)."""
         z_a, _ = model.adjacency(batch)
         z_b, _ = model.diffusion(batch)
         return model.mix.g(self.mix(model, z_a, batch, key)), z_b, z_a
