@@ -145,12 +145,18 @@ class GRACE(Method):
         del key
         return losses.nt_xent(h1, h2, temperature=self.hp.temperature)
 
-    def loss(self, model, batch, key, extra):
+    def encode_views(self, model, batch, key: jax.Array):
+        """``(z_1, z_2, edge_mask_1, graph)``: the encoder's embeddings of the two views drawn
+        from ``key`` (see :meth:`views`), the first view's kept edges, and the graph."""
         graph, adjacency = _graph_and_adjacency(batch)
-        k_views, k_loss = jax.random.split(key)
-        (x1, m1), (x2, m2) = self.views(graph, k_views)
+        (x1, m1), (x2, m2) = self.views(graph, key)
         z1 = model.encoder(graph._replace(nodes=x1), edge_mask=m1, adjacency=adjacency)
         z2 = model.encoder(graph._replace(nodes=x2), edge_mask=m2, adjacency=adjacency)
+        return z1, z2, m1, graph
+
+    def loss(self, model, batch, key, extra):
+        k_views, k_loss = jax.random.split(key)
+        z1, z2, _, _ = self.encode_views(model, batch, k_views)
         loss = self.contrastive_loss(model.head(z1), model.head(z2), k_loss)
         return loss, {"loss": loss}
 

@@ -8,7 +8,7 @@ from flax import nnx
 
 from jaxcl import losses, mixers, models
 from jaxcl.methods._base import check_choice, register
-from jaxcl.methods._grace import GRACE, _graph_and_adjacency
+from jaxcl.methods._grace import GRACE
 from jaxcl.methods._mvgrl import MVGRL, MVGRLInputs
 
 MIXINGS = ("random", "binary", "mo", "mp")
@@ -67,6 +67,17 @@ def mix_with(hp, head: MixHead, z: jax.Array, key: jax.Array, **partners) -> jax
     if hp.mixing == "mo":
         return mixers.mo_mix(z, self_weight=hp.self_weight, **partners)
     return mixers.mp_mix(z, *head.projections(), **partners)
+
+
+def with_diversity(hp, head, z, loss, metrics, *, where=None):
+    """``(loss, metrics)`` with ``hp.diversity`` times the diversity loss (Eq. 6) of ``z``
+    under ``head``'s projections added for mp-mix (and ``metrics['loss']`` set)."""
+    if hp.mixing == "mp" and hp.diversity:
+        div = losses.mmix_diversity_loss(z, *head.projections(), where=where)
+        metrics["diversity_loss"] = div
+        loss = loss + hp.diversity * div
+    metrics["loss"] = loss
+    return loss, metrics
 
 
 class MMixNodeModel(models.MVGRLModel, MixHead):
@@ -166,14 +177,7 @@ class MVGRLMix(MVGRL):
         z_a, z_b = model.embed(inputs)
         hard = model.g(self.mix(model, z_a, inputs.graph, key))
         contrast = losses.mmix_node_loss(hard, z_b, temperature=self.hp.temperature)
-        metrics = {"contrast": contrast}
-        loss = contrast
-        if self.hp.mixing == "mp" and self.hp.diversity:
-            div = losses.mmix_diversity_loss(z_a, *model.projections())
-            metrics["diversity_loss"] = div
-            loss = loss + self.hp.diversity * div
-        metrics["loss"] = loss
-        return loss, metrics
+        return with_diversity(self.hp, model, z_a, contrast, {"contrast": contrast})
 
     def features(self, model, inputs: MVGRLInputs):
         z_a, z_b = model.embed(inputs)
@@ -215,21 +219,12 @@ class GRACEMix(GRACE):
         return GRACEMixModel(model.encoder, model.head, width, mp=self.hp.mixing == "mp", rngs=rngs)
 
     def loss(self, model, batch, key, extra):
-        graph, adjacency = _graph_and_adjacency(batch)
         k_views, k_mix = jax.random.split(key)
-        (x1, m1), (x2, m2) = self.views(graph, k_views)
-        z1 = model.encoder(graph._replace(nodes=x1), edge_mask=m1, adjacency=adjacency)
-        z2 = model.encoder(graph._replace(nodes=x2), edge_mask=m2, adjacency=adjacency)
+        z1, z2, m1, graph = self.encode_views(model, batch, k_views)
         edges = dict(senders=graph.senders, receivers=graph.receivers, edge_mask=m1)
         hard = mix_with(self.hp, model, z1, k_mix, **edges)
         contrast = losses.nt_xent(model.head(hard), model.head(z2), temperature=self.hp.temperature)
-        metrics, loss = {"contrast": contrast}, contrast
-        if self.hp.mixing == "mp" and self.hp.diversity:
-            div = losses.mmix_diversity_loss(z1, *model.projections())
-            metrics["diversity_loss"] = div
-            loss = loss + self.hp.diversity * div
-        metrics["loss"] = loss
-        return loss, metrics
+        return with_diversity(self.hp, model, z1, contrast, {"contrast": contrast})
 
 
 class GRACEMixModel(models.ContrastiveModel):

@@ -14,7 +14,14 @@ from jaxcl import graphs, losses, models
 from jaxcl.data import GraphDataset
 from jaxcl.data._graph_types import trusted_graph
 from jaxcl.methods._base import Method, check_choice, register
-from jaxcl.methods._mmix import EVAL_FEATURES, EVAL_KEY, MixHead, check_mixing, mix_with
+from jaxcl.methods._mmix import (
+    EVAL_FEATURES,
+    EVAL_KEY,
+    MixHead,
+    check_mixing,
+    mix_with,
+    with_diversity,
+)
 
 # Columns of a two-view batch's ``edges``: the diffusion weight S[i, j] and 1 for an edge of
 # the graph itself.
@@ -291,12 +298,7 @@ class MVGRLGraphMix(_TwoViews):
             )
             metrics["node_contrast"] = j_node
             loss = loss + j_node
-        if hp.mixing == "mp" and hp.diversity:
-            div = losses.mmix_diversity_loss(z_a, *model.mix.projections(), where=real.nodes)
-            metrics["diversity_loss"] = div
-            loss = loss + hp.diversity * div
-        metrics["loss"] = loss
-        return loss, metrics
+        return with_diversity(hp, model.mix, z_a, loss, metrics, where=real.nodes)
 
     def features(self, model, batch):
         if self.hp.eval_features == "encoder":
