@@ -8,6 +8,7 @@ or draw whole views of a batch with :func:`batch_views` (one key per example and
   :func:`adjust_hue`, :func:`rgb_to_grayscale`, :func:`solarize`; random
   :func:`color_jitter` (random order, as torchvision's ``ColorJitter``),
   :func:`random_grayscale`, :func:`random_solarize`;
+* Lab colour: :func:`rgb_to_lab`, :func:`lab_views` (CMC's and MetAug's L and ab views);
 * geometry: :func:`crop_box`, :func:`resized_crop`, :func:`random_resized_crop`,
   :func:`random_flip`;
 * blur: :func:`gaussian_blur`, :func:`random_gaussian_blur`;
@@ -35,6 +36,7 @@ from jaxcl.augment._color import (
     solarize,
 )
 from jaxcl.augment._geometry import crop_box, random_flip, random_resized_crop, resized_crop
+from jaxcl.augment._lab import lab_views, rgb_to_lab
 from jaxcl.augment._views import (
     BYOL_VIEWS,
     batch_views,
@@ -59,6 +61,7 @@ __all__ = [
     "default_kernel_size",
     "gaussian_blur",
     "gaussian_kernel",
+    "lab_views",
     "random_flip",
     "random_gaussian_blur",
     "random_grayscale",
@@ -66,6 +69,7 @@ __all__ = [
     "random_solarize",
     "resized_crop",
     "rgb_to_grayscale",
+    "rgb_to_lab",
     "simclr_view",
     "solarize",
     "to_unit_range",
