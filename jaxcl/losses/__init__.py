@@ -24,6 +24,15 @@ from jaxcl.losses._mmix import (
     mmix_node_loss_per_graph,
 )
 from jaxcl.losses._npair import imix_byol_loss, imix_npair_loss
+from jaxcl.losses._oucl import (
+    MARGINS as METAUG_MARGINS,
+)
+from jaxcl.losses._oucl import (
+    metaug_margin_loss,
+    oucl_loss,
+    oucl_quadratic_loss,
+    oucl_weighted_loss,
+)
 
 __all__ = [
     "ESCO_NEGATIVES",
@@ -37,5 +46,10 @@ __all__ = [
     "mmix_graph_loss",
     "mmix_node_loss",
     "mmix_node_loss_per_graph",
+    "METAUG_MARGINS",
+    "metaug_margin_loss",
+    "oucl_loss",
+    "oucl_quadratic_loss",
+    "oucl_weighted_loss",
     "nt_xent",
 ]
