@@ -140,6 +140,28 @@ register_encoder(
 register_encoder(
     "gcn", _gcn, defaults={"encoder_depth": 2, "encoder_width": 512}, data_kinds=("node",)
 )
+
+
+def _alexnet_half(m, spec, rngs):
+    """One half of CMC's split AlexNet (:class:`jaxcl.models.AlexNetEncoder`) for images with
+    ``spec.image_shape[-1]`` channels: the five convolutions, and ``fc6``/``fc7`` when
+    ``representation`` is ``'fc'``; channels scaled by ``alexnet_width``."""
+    net = models.AlexNetEncoder(
+        spec.image_shape[-1],
+        spec.image_shape[0],
+        representation=m.representation,
+        width=m.alexnet_width,
+        rngs=rngs,
+    )
+    return ImageEncoder(net), net.features
+
+
+register_encoder(
+    "alexnet_half",
+    _alexnet_half,
+    defaults={"alexnet_width": 1.0, "representation": "fc"},
+    data_kinds=("image",),
+)
 register_encoder(
     "resnet",
     _resnet,

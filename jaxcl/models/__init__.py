@@ -1,7 +1,14 @@
-"""Flax NNX models: MLP encoders and heads, classifiers, ResNet-18/34/50 image encoders, GIN
+"""Flax NNX models: MLP encoders and heads, classifiers, ResNet-18/34/50 image encoders, the
+split AlexNet and feature generators of MetAug (:class:`MultiViewModel`), GIN
 and GCN graph encoders, the heads of the graph and node methods, and the mixed-precision
 policy."""
 
+from jaxcl.models._alexnet import (
+    AlexNetEncoder,
+    AlexNetHead,
+    FeatureGenerator,
+    MultiViewModel,
+)
 from jaxcl.models._feedforward import FeedForward, InfoGraphModel
 from jaxcl.models._gcn import GCN, GCNLayer, grace_encoder
 from jaxcl.models._gin import GIN, GINGraphEncoder, GINLayer
@@ -24,6 +31,10 @@ from jaxcl.models._precision import COMPUTE_DTYPES, set_compute_dtype
 from jaxcl.models._resnet import BasicBlock, Bottleneck, ResNet
 
 __all__ = [
+    "AlexNetEncoder",
+    "AlexNetHead",
+    "FeatureGenerator",
+    "MultiViewModel",
     "BasicBlock",
     "Bottleneck",
     "ResNet",
