@@ -36,6 +36,11 @@ CASES = (
         + (("imagenet",) if row in ("dacl", "simclr", "simclr_dacl") else ())
     ]
     + [(f"experiments/imix/image_{row}.py", a) for row in IMIX_IMAGE_ROWS for a in (None, "cpu")]
+    + [
+        (f"experiments/metaug/{row}.py", a)
+        for row in ("simclr", "oucl", "no_margin", "metaug")
+        for a in (None, "cpu", "quick", "cifar100,conv", "stl10", "cifar10,resnet50")
+    ]
 )
 
 

@@ -10,7 +10,8 @@ Tabular (DACL Table 1, i-Mix): ``dacl``, ``dacl_plus``, ``gaussian``, ``none``,
 Nodes: ``grace``, ``grace_esco`` (GRACE with ESCo's loss), ``mvgrl``, ``mvgrl_mmix``
 (MVGRL + m-Mix), ``grace_mmix`` (GRACE + mp-mix). Images (DACL Tables 2-3, i-Mix):
 ``simclr``, ``simclr_dacl``, ``npair_image``, ``imix_image``, ``moco``, ``imix_moco``,
-``byol``, ``imix_byol``, ``simclr_mmix`` (m-Mix Table 3), and the
+``byol``, ``imix_byol``, ``simclr_mmix`` (m-Mix Table 3), ``metaug``, ``metaug_oucl``,
+``split_simclr`` (MetAug Table 1, on view-specific encoders), and the
 domain-agnostic ``dacl``, ``dacl_plus``, ``gaussian``, ``none``, ``supervised`` on whole images.
 """
 
@@ -30,9 +31,11 @@ from jaxcl.methods._grace import GRACE, GRACEESCo, GRACEInputs
 from jaxcl.methods._graph import DACLGraph, InfoGraph
 from jaxcl.methods._images import ImageIMix, ImageNPair, SimCLR, SimCLRDACL
 from jaxcl.methods._imix import IMix, NPair
+from jaxcl.methods._metaug import MetAug, MetAugOUCL, SplitSimCLR
 from jaxcl.methods._mmix import GRACEMix, MMixNodeModel, MVGRLMix
 from jaxcl.methods._mmix_images import SimCLRMix
 from jaxcl.methods._momentum import BYOL, IMixBYOL, IMixMoCo, MoCo
+from jaxcl.methods._multiview import contrast_sets
 from jaxcl.methods._mvgrl import MVGRL, MVGRLInputs
 from jaxcl.methods._mvgrl_graph import MVGRLGraph, MVGRLGraphMix, two_view_dataset
 from jaxcl.methods._queue import enqueue, queue_init, queue_mask, queue_specs
@@ -51,6 +54,10 @@ __all__ = [
     "IMixBYOL",
     "IMixMoCo",
     "MoCo",
+    "MetAug",
+    "MetAugOUCL",
+    "SplitSimCLR",
+    "contrast_sets",
     "DACL",
     "ENCODERS",
     "GRACE",

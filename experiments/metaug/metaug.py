@@ -1,0 +1,17 @@
+"""MetAug row ``metaug``: MetAug (:mod:`jaxcl.configs.metaug_images`).
+
+    python -m jaxcl.main --config=experiments/metaug/metaug.py:cifar10,fc \
+        --workdir=/tmp/metaug_metaug_cifar10_fc
+    # backbones: conv, fc (split AlexNet), resnet50 (Table 2); data: cifar10, cifar100, stl10
+    # Fashion-MNIST on 2 CPU cores: :cpu; smoke test: :quick
+
+Paper: CIFAR-10 conv 87.87, fc 88.12; CIFAR-100 59.97 / 61.06; STL-10 85.41 / 85.62 (Table 1);
+ResNet-50 (Table 2): CIFAR-10 91.09, STL-10 90.26.
+Measured (Fashion-MNIST, :cpu): running at commit time; see the README's MetAug results.
+"""
+
+from jaxcl.configs import metaug_images
+
+
+def get_config(arg: str | None = None):
+    return metaug_images.make("metaug", arg)

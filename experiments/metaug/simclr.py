@@ -1,0 +1,18 @@
+"""MetAug row ``simclr``: SimCLR (NT-Xent) on the same view-specific encoders
+(:mod:`jaxcl.configs.metaug_images`).
+
+    python -m jaxcl.main --config=experiments/metaug/simclr.py:cifar10,fc \
+        --workdir=/tmp/metaug_simclr_cifar10_fc
+    # backbones: conv, fc (split AlexNet), resnet50 (Table 2); data: cifar10, cifar100, stl10
+    # Fashion-MNIST on 2 CPU cores: :cpu; smoke test: :quick
+
+Paper: CIFAR-10 conv 80.58, fc 80.07; CIFAR-100 50.03 / 49.82; STL-10 75.57 / 77.15 (Table 1,
+SimCLR's row, on its own AlexNet; ResNet-50 Table 2: CIFAR-10 84.63, STL-10 83.75).
+Measured (Fashion-MNIST, :cpu): running at commit time; see the README's MetAug results.
+"""
+
+from jaxcl.configs import metaug_images
+
+
+def get_config(arg: str | None = None):
+    return metaug_images.make("simclr", arg)

@@ -1,0 +1,281 @@
+"""MetAug's method: the second-order generator update, its training run, kill and resume,
+the split AlexNet, and the config's rows."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from flax import nnx
+
+from jaxcl import losses, methods, models, training
+from jaxcl.configs import metaug_images
+from jaxcl.training import _image_task
+
+SPLITS = {
+    "data.pretrain_split": "train[:128]",
+    "data.train_split": "train[:256]",
+    "data.test_split": "test[:128]",
+}
+
+
+def _config(row="metaug", **overrides):
+    c = metaug_images.make(row, "quick")
+    with c.unlocked():
+        for path, value in {
+            **SPLITS,
+            "train.batch_size": 32,
+            "train.epochs": 2,
+            "train.checkpoint_every_steps": 2,
+            "train.log_every_steps": 2,
+            "eval.linear_epochs": 2,
+            "eval.knn_max_train": 256,
+            "data.workers": 0,
+            "model.embed_dim": 16,
+            "model.alexnet_width": 0.0625,
+            **overrides,
+        }.items():
+            section, key = path.split(".")
+            if key in c[section]:
+                c[section][key] = value
+        if "generator_width" in c.model:
+            c.model.generator_width = overrides.get("model.generator_width", 16)
+        if "queue_size" in c.method:
+            c.method.queue_size = overrides.get("method.queue_size", 64)
+    return c
+
+
+def _tiny_metaug(**hp):
+    config = _config(**{"model.embed_dim": 8})
+    with config.unlocked():
+        config.method.update(hp)
+    method = methods.get("metaug")(config)
+    spec = methods.DataSpec("image", 256, 10, image_shape=(16, 16, 1))
+    model = method.build(spec, nnx.Rngs(0))
+    graphdef, params, model_state = nnx.split(model, nnx.Param, ...)
+    extra = method.init_extra(model, jax.random.key(0))
+    # Some past features in the queues, so that their negatives take part.
+    rng = np.random.default_rng(0)
+    extra["queues"] = [
+        methods.enqueue(q, losses.l2_normalize(jnp.asarray(rng.normal(size=(32, 8)), jnp.float32)))
+        for q in extra["queues"]
+    ]
+    images = jnp.asarray(rng.integers(0, 256, (12, 16, 16, 1)), jnp.uint8)
+    views = method.views(jax.random.key(3), images)
+    return method, graphdef, params, model_state, extra, views
+
+
+def test_generator_gradient_is_second_order_through_the_inner_step():
+    # Large delta, alpha and inner step, so that the path through the fast weights matters.
+    method, graphdef, params, model_state, extra, views = _tiny_metaug(
+        delta=0.5, alpha=0.5, inner_lr=0.5
+    )
+    with jax.enable_x64(True):
+        to64 = lambda t: jax.tree.map(  # noqa: E731
+            lambda x: jnp.asarray(x, jnp.float64) if jnp.issubdtype(x.dtype, jnp.floating) else x,
+            t,
+        )
+        params, model_state, extra, views = to64((params, model_state, extra, views))
+        labels = method.labels(params)
+
+        def merge(p, s):
+            return nnx.merge(graphdef, p, s, copy=True)
+
+        def outer(p, first_order=False):
+            value, _ = method.outer_objective(
+                merge, p, model_state, views, extra, first_order=first_order
+            )
+            return value
+
+        def only_generators(tree):
+            return [
+                x
+                for tag, x in zip(jax.tree.leaves(labels), jax.tree.leaves(tree), strict=True)
+                if tag == "generator"
+            ]
+
+        full = only_generators(jax.grad(outer)(params))
+        first = only_generators(jax.grad(lambda p: outer(p, True))(params))
+        rng = np.random.default_rng(1)
+        direction = jax.tree.map(
+            lambda tag, x: jnp.asarray(rng.normal(size=x.shape)) if tag == "generator" else 0 * x,
+            labels,
+            params,
+        )
+        eps = 1e-6
+
+        def shifted(sign):
+            return float(outer(jax.tree.map(lambda x, d: x + sign * eps * d, params, direction)))
+
+        fd = (shifted(1.0) - shifted(-1.0)) / (2 * eps)
+        d = only_generators(direction)
+        dot = lambda a: float(sum(jnp.sum(x * y) for x, y in zip(a, d, strict=True)))  # noqa: E731
+        assert dot(full) == pytest.approx(fd, rel=1e-5, abs=1e-9)
+        gap = abs(dot(first) - fd)
+        assert gap > 1e3 * abs(dot(full) - fd) and gap > 1e-3 * abs(fd), (dot(full), dot(first), fd)
+
+
+def test_the_step_updates_encoders_with_the_inner_gradient_and_generators_with_the_outer():
+    method, graphdef, params, model_state, extra, views = _tiny_metaug()
+
+    # The inner gradient returned by the outer objective is the plain gradient of L_MetAug.
+    def merge(p, s):
+        return nnx.merge(graphdef, p, s, copy=True)
+
+    _, (g, (total, metrics, outputs, _)) = method.outer_objective(
+        merge, params, model_state, views, extra
+    )
+
+    def plain(p):
+        return method.objective(merge(p, model_state), views, extra)[0]
+
+    g_ref = jax.grad(plain)(params)
+    for a, b in zip(jax.tree.leaves(g), jax.tree.leaves(g_ref), strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-7)
+    assert float(total) == pytest.approx(float(plain(params)), rel=1e-6)
+    assert len(outputs) == 2 and outputs[0].shape == (12, 8)
+    assert set(metrics) >= {"ori_loss", "aug_loss", "r_sigma"}
+
+
+@pytest.mark.parametrize("row", ["simclr", "oucl"])  # metaug: the kill-and-resume test
+def test_rows_train_and_evaluate(tmp_path, row):
+    config = _config(row)
+    results = training.train_and_evaluate(config, str(tmp_path))
+    assert np.isfinite(results["final_loss"])
+    assert 0.2 < results["test_top1"] <= 1.0  # 10 classes: chance is 0.1
+    run, state = training.load_run(config, str(tmp_path))
+    if row != "simclr":
+        queues = state.extra["queues"]
+        ring = 64 // run.mesh.shape["data"]  # each device's ring of the queue, full
+        assert len(queues) == 2 and all(int(q["filled"]) == ring for q in queues)
+
+
+def test_kill_and_resume_reproduces_the_uninterrupted_run(tmp_path, monkeypatch):
+    config = _config("metaug")
+    ref = training.train_and_evaluate(config, str(tmp_path / "ref"))
+    assert np.isfinite(ref["final_loss"]) and 0.2 < ref["test_top1"] <= 1.0
+    run, state = training.load_run(config, str(tmp_path / "ref"))
+    # Both optimisers stepped: the generators moved from their initial values.
+    model0 = run.method.build(run.task.spec, rngs=nnx.Rngs(config.seed))
+    g0 = np.asarray(model0.generators[0].out.kernel[...])
+    g1 = np.asarray(state.params["generators"][0]["out"]["kernel"][...])
+    assert np.abs(g1 - g0).max() > 1e-4
+    original = _image_task.ImageTask.batches
+    seen = {"n": 0}
+
+    def crashing(self, epoch, start=0):
+        for batch in original(self, epoch, start):
+            seen["n"] += 1
+            if seen["n"] == 6:  # after the checkpoints of steps 2 and 4, before step 6's
+                raise KeyboardInterrupt("killed")
+            yield batch
+
+    monkeypatch.setattr(_image_task.ImageTask, "batches", crashing)
+    with pytest.raises(KeyboardInterrupt):
+        training.train_and_evaluate(config, str(tmp_path / "run"))
+    ckpts = (tmp_path / "run" / "checkpoints").iterdir()
+    saved = sorted(int(p.name) for p in ckpts if p.name.isdigit())  # finished saves only
+    assert saved and 2 <= saved[-1] <= 4, saved
+
+    def counting(self, epoch, start=0):
+        for batch in original(self, epoch, start):
+            seen["resumed"] = seen.get("resumed", 0) + 1
+            yield batch
+
+    monkeypatch.setattr(_image_task.ImageTask, "batches", counting)
+    resumed = training.train_and_evaluate(config, str(tmp_path / "run"))
+    assert seen["resumed"] == 8 - saved[-1]  # from the last checkpoint to the end (8 steps)
+    assert resumed["final_loss"] == ref["final_loss"]
+    assert resumed["test_top1"] == ref["test_top1"]
+    a = training.load_run(config, str(tmp_path / "ref"))[1]
+    b = training.load_run(config, str(tmp_path / "run"))[1]
+    # Generators, both optimisers' states and the queues included.
+    for x, y in zip(
+        jax.tree.leaves((a.params, a.opt_state, a.extra)),
+        jax.tree.leaves((b.params, b.opt_state, b.extra)),
+        strict=True,
+    ):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+
+
+def test_split_alexnet_shapes_and_cuts():
+    rngs = nnx.Rngs(0)
+    x = jnp.asarray(np.random.default_rng(0).normal(size=(3, 32, 32, 2)), jnp.float32)
+    conv = models.AlexNetEncoder(2, 32, representation="conv", rngs=rngs)
+    fc = models.AlexNetEncoder(2, 32, representation="fc", rngs=rngs)
+    assert conv(x).shape == (3, 128 * 3 * 3)  # CMC's CIFAR half: conv5 is 128 x 3 x 3
+    assert fc(x).shape == (3, 2048)
+    head = models.AlexNetHead(conv.features, representation="conv", rngs=rngs)
+    z = head(conv(x))
+    assert z.shape == (3, 128)
+    np.testing.assert_allclose(np.linalg.norm(np.asarray(z), axis=1), 1.0, rtol=1e-5)
+    gen = models.FeatureGenerator(128, 2048, rngs=rngs)
+    assert [p.shape for p in jax.tree.leaves(nnx.state(gen, nnx.Param)) if p.ndim == 2] == [
+        (128, 2048),
+        (2048, 2048),
+        (2048, 128),
+    ]
+    a = gen(z)
+    np.testing.assert_allclose(np.linalg.norm(np.asarray(a), axis=1), 1.0, rtol=1e-5)
+    with pytest.raises(ValueError, match="representation"):
+        models.AlexNetEncoder(1, 28, representation="fc8", rngs=rngs)
+    with pytest.raises(ValueError, match="image_size"):
+        models.AlexNetEncoder(1, 12, rngs=rngs)
+
+
+def test_contrast_sets_pair_every_view_with_batch_and_queue_negatives():
+    rng = np.random.default_rng(0)
+    f = [losses.l2_normalize(jnp.asarray(rng.normal(size=(4, 3)), jnp.float32)) for _ in range(2)]
+    q = losses.l2_normalize(jnp.asarray(rng.normal(size=(5, 3)), jnp.float32))
+    valid = jnp.array([True, True, False, False, False])
+    sets = methods.contrast_sets(f, [True, False], [(q, valid), (q, valid)])
+    assert sets["pos"].shape == (4, 2) and sets["neg"].shape == (4, 2 * (4 + 5))
+    cos = float(jnp.dot(f[0][1], f[1][1]))
+    np.testing.assert_allclose(sets["pos"][1], [(cos + 1) / 2] * 2, rtol=1e-6)
+    # Row 1's negatives of the pair (0 -> 1): view 1's other rows, then the 2 written rows.
+    w = np.asarray(sets["neg_where"][1])
+    assert (
+        w[:4].tolist() == [True, False, True, True]
+        and w[4:9].tolist() == [True, True] + [False] * 3
+    )
+    # Augmented pairs: (aug 0 -> orig 1) every column; (orig 1 -> aug 0): batch, not queue.
+    assert np.asarray(sets["neg_aug"]).tolist() == [True] * 9 + [True] * 4 + [False] * 5
+    assert np.asarray(sets["pos_aug"]).tolist() == [True, True]
+
+
+@pytest.mark.parametrize(
+    "key, value, match",
+    [
+        ("views", "hsv", "config.method.views"),
+        ("oucl", "circle", "config.method.oucl"),
+        ("margin_type", "huge", "config.method.margin_type"),
+        ("beta", 0.0, "config.method.beta"),
+        ("delta", -1.0, "config.method.delta"),
+        ("crop_min_scale", 0.0, "config.method.crop_min_scale"),
+    ],
+)
+def test_bad_hyperparameters_are_named(key, value, match):
+    config = _config("metaug")
+    with config.unlocked():
+        config.method[key] = value
+    with pytest.raises(ValueError, match=match):
+        methods.get("metaug")(config)
+
+
+def test_colour_views_need_rgb_images():
+    config = _config("metaug")
+    with config.unlocked():
+        config.method.views = "lab"
+    method = methods.get("metaug")(config)
+    with pytest.raises(ValueError, match="needs RGB images"):
+        method.build(methods.DataSpec("image", 784, 10, (28, 28, 1)), nnx.Rngs(0))
+
+
+@pytest.mark.parametrize("arg", ["cifar10", "cifar100,conv", "stl10,fc", "cifar10,resnet50"])
+def test_paper_scale_configs(arg):
+    c = metaug_images.make("metaug", arg)
+    training.validate(c)
+    assert c.train.batch_size == 64 and c.method.queue_size == 4096
+    assert c.method.views == "lab_rgb" and c.method.delta == 1e-5
+    assert c.model.encoder == ("resnet" if "resnet50" in arg else "alexnet_half")
