@@ -279,3 +279,29 @@ def test_paper_scale_configs(arg):
     assert c.train.batch_size == 64 and c.method.queue_size == 4096
     assert c.method.views == "lab_rgb" and c.method.delta == 1e-5
     assert c.model.encoder == ("resnet" if "resnet50" in arg else "alexnet_half")
+
+
+def test_paper_scale_config_runs_on_mock_cifar(tmp_path):
+    """Table 1's CIFAR-10 conv row at a toy width on tfds mock data: three colour views
+    (L, ab, RGB), three halves and generators, three queues."""
+    import tensorflow_datasets as tfds
+
+    config = metaug_images.make("metaug", "cifar10,conv")
+    with config.unlocked():
+        config.model.update(alexnet_width=0.0625, generator_width=16, embed_dim=8)
+        config.method.queue_size = 16
+        config.data.workers = 0
+        config.train.update(batch_size=8, epochs=1, log_every_steps=1)
+        config.eval.update(linear_epochs=2, linear_batch_size=8, eval_batch_size=8)
+        config.eval.knn_max_train = 16
+    with tfds.testing.mock_data(num_examples=16, policy=tfds.testing.MockPolicy.USE_CODE):
+        results = training.train_and_evaluate(config, str(tmp_path))
+        run, state = training.load_run(config, str(tmp_path))
+    assert results["steps"] == 2 and np.isfinite(results["final_loss"])
+    assert 0.0 <= results["test_top1"] <= 1.0
+    assert len(state.params["encoders"]) == len(state.params["generators"]) == 3
+    keys = [np.asarray(q["keys"]) for q in state.extra["queues"]]
+    assert len(keys) == 3
+    for k in keys:  # written rows are unit features
+        written = k[np.linalg.norm(k, axis=1) > 0]
+        np.testing.assert_allclose(np.linalg.norm(written, axis=1), 1.0, rtol=1e-5)
