@@ -95,8 +95,8 @@ def test_generator_gradient_is_second_order_through_the_inner_step():
                 if tag == "generator"
             ]
 
-        full = only_generators(jax.grad(outer)(params))
-        first = only_generators(jax.grad(lambda p: outer(p, True))(params))
+        full = only_generators(jax.jit(jax.grad(outer))(params))
+        first = only_generators(jax.jit(jax.grad(lambda p: outer(p, True)))(params))
         rng = np.random.default_rng(1)
         direction = jax.tree.map(
             lambda tag, x: jnp.asarray(rng.normal(size=x.shape)) if tag == "generator" else 0 * x,
@@ -105,8 +105,10 @@ def test_generator_gradient_is_second_order_through_the_inner_step():
         )
         eps = 1e-6
 
+        value = jax.jit(outer)
+
         def shifted(sign):
-            return float(outer(jax.tree.map(lambda x, d: x + sign * eps * d, params, direction)))
+            return float(value(jax.tree.map(lambda x, d: x + sign * eps * d, params, direction)))
 
         fd = (shifted(1.0) - shifted(-1.0)) / (2 * eps)
         d = only_generators(direction)
@@ -123,17 +125,17 @@ def test_the_step_updates_encoders_with_the_inner_gradient_and_generators_with_t
     def merge(p, s):
         return nnx.merge(graphdef, p, s, copy=True)
 
-    _, (g, (total, metrics, outputs, _)) = method.outer_objective(
-        merge, params, model_state, views, extra
-    )
+    _, (g, (total, metrics, outputs, _)) = jax.jit(
+        lambda p: method.outer_objective(merge, p, model_state, views, extra)
+    )(params)
 
     def plain(p):
         return method.objective(merge(p, model_state), views, extra)[0]
 
-    g_ref = jax.grad(plain)(params)
+    g_ref = jax.jit(jax.grad(plain))(params)
     for a, b in zip(jax.tree.leaves(g), jax.tree.leaves(g_ref), strict=True):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-7)
-    assert float(total) == pytest.approx(float(plain(params)), rel=1e-6)
+    assert float(total) == pytest.approx(float(jax.jit(plain)(params)), rel=1e-6)
     assert len(outputs) == 2 and outputs[0].shape == (12, 8)
     assert set(metrics) >= {"ori_loss", "aug_loss", "r_sigma"}
 

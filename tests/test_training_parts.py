@@ -57,8 +57,8 @@ def test_valid_config_passes():
         ),
         (
             lambda c: c.model.__setattr__("encoder", "vit"),
-            "config.model.encoder = 'vit': unknown encoder; known encoders: ['gcn', 'gin', "
-            "'mlp', 'resnet']",
+            "config.model.encoder = 'vit': unknown encoder; known encoders: ['alexnet_half', "
+            "'gcn', 'gin', 'mlp', 'resnet']",
         ),
         (
             lambda c: c.model.__setattr__("encoder", "resnet"),
