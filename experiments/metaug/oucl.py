@@ -7,7 +7,11 @@
 
 Paper: CIFAR-10 conv 85.98, fc 87.13; CIFAR-100 59.21 / 58.73; STL-10 84.09 / 84.72 (Table 1);
 ResNet-50 (Table 2): CIFAR-10 88.79, STL-10 88.31.
-Measured (Fashion-MNIST, :cpu): running at commit time; see the README's MetAug results.
+Measured on Fashion-MNIST (``:cpu``: one epoch, 937 steps at batch 64; linear probe on the
+concatenated fc7 representations; seeds 0, 1, 2): 73.9 ± 1.1 (72.8, 75.5, 73.3), kNN 62.2.
+Commit ed9bef5, 2-core CPU, 2.4-3.3 min per seed (cores shared with other jobs). Not run at
+paper scale (CIFAR, STL-10 are not available here; the CIFAR-10 conv config runs on mock data in
+tests/test_metaug.py).
 """
 
 from jaxcl.configs import metaug_images
