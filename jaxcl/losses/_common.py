@@ -12,9 +12,15 @@ from jaxcl import _checks
 _NORM_EPS_SQ = 1e-12
 
 
+def at_least_float32(x: jax.Array) -> jax.Array:
+    """``x`` in float32 where it is narrower (bf16, f16); float64 stays float64, so that
+    gradient checks by finite differences can run in double precision."""
+    return x.astype(jnp.promote_types(x.dtype, jnp.float32))
+
+
 def l2_normalize(z: jax.Array) -> jax.Array:
-    """Rows scaled to unit l2 norm, in float32; all-zero rows stay zero."""
-    z = z.astype(jnp.float32)
+    """Rows scaled to unit l2 norm, in float32 (float64 kept); all-zero rows stay zero."""
+    z = at_least_float32(z)
     sq = jnp.sum(z * z, axis=-1, keepdims=True)
     return z * jax.lax.rsqrt(jnp.maximum(sq, _NORM_EPS_SQ))
 

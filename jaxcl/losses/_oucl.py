@@ -27,11 +27,6 @@ from jaxcl.losses import _common
 MARGINS = ("large", "medium", "small")
 
 
-def _at_least_f32(x):
-    """float32 for bf16/f16/f32 inputs; float64 stays float64 (checks by finite differences)."""
-    return x.astype(jnp.promote_types(x.dtype, jnp.float32))
-
-
 def _similarities(fn: str, name: str, s, rows: int | None = None):
     s = _checks.floating_array(fn, name, s, ndim=2)
     if rows is not None and s.shape[0] != rows:
@@ -40,7 +35,7 @@ def _similarities(fn: str, name: str, s, rows: int | None = None):
             f"`{name}` must have one row per anchor ({rows}, as `positives`), got shape "
             f"{tuple(s.shape)}",
         )
-    return _at_least_f32(s)
+    return _common.at_least_float32(s)
 
 
 def _entry_mask(fn: str, name: str, where, shape):
@@ -337,7 +332,7 @@ def metaug_margin_loss(
         ("aug_positives", aug_positives, aug_positives_where),
         ("aug_negatives", aug_negatives, aug_negatives_where),
     ):
-        s = _at_least_f32(_checks.floating_array(fn, name, s))
+        s = _common.at_least_float32(_checks.floating_array(fn, name, s))
         sets[name] = (s, _entry_mask(fn, f"{name}_where", w, s.shape))
     min_pos = _masked_extreme(*sets["positives"], jnp.min, jnp.inf)
     max_neg = _masked_extreme(*sets["negatives"], jnp.max, -jnp.inf)

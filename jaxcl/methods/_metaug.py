@@ -43,6 +43,7 @@ passes (the views are drawn once per step from ``fold_in(key, step)``).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import jax
@@ -51,8 +52,9 @@ import optax
 from flax import nnx
 
 from jaxcl import losses, models, optim
-from jaxcl.methods._base import DataSpec, Method, build_encoder, check_choice, register
-from jaxcl.methods._multiview import VIEWS, cmc_views, contrast_sets, float_images, split_views
+from jaxcl.methods._base import Method, build_encoder, check_choice, register
+from jaxcl.methods._images import whole_images
+from jaxcl.methods._multiview import VIEWS, cmc_views, contrast_sets, split_views
 from jaxcl.methods._queue import enqueue, queue_init, queue_mask, queue_specs
 
 OUCL_FORMS = ("margin", "weighted", "quadratic")
@@ -95,9 +97,7 @@ class SplitViewsMethod(Method):
             )
         encoders, heads = [], []
         for c in channels:
-            view_spec = DataSpec(
-                spec.kind, spec.num_features, spec.num_classes, (*spec.image_shape[:2], c)
-            )
+            view_spec = dataclasses.replace(spec, image_shape=(*spec.image_shape[:2], c))
             encoder, width = build_encoder(m, view_spec, rngs)
             if m.encoder == "alexnet_half":
                 head = models.AlexNetHead(
@@ -125,7 +125,7 @@ class SplitViewsMethod(Method):
 
     def features(self, model, batch):
         """The encoders' representations of the uncropped views, concatenated."""
-        return model.represent(split_views(float_images(batch), self.hp.views))
+        return model.represent(split_views(whole_images(batch), self.hp.views))
 
 
 @register

@@ -9,16 +9,10 @@ import jax
 import jax.numpy as jnp
 
 from jaxcl import augment
+from jaxcl.methods._images import whole_images
 
 # config.method.views -> the channels of each view.
 VIEWS = {"lab": (1, 2), "lab_rgb": (1, 2, 3), "gray": (1, 1)}
-
-
-def float_images(x):
-    """uint8 or float images as float32 in ``[0, 1]`` (the first host crop where the host
-    cropped)."""
-    x = augment.to_unit_range(x)
-    return x[:, 0] if x.ndim == 5 else x
 
 
 def split_views(images, views: str) -> list[jax.Array]:
@@ -32,7 +26,7 @@ def split_views(images, views: str) -> list[jax.Array]:
 
 def cmc_views(key, x, *, views: str, crop_min_scale: float) -> list[jax.Array]:
     """CMC's augmentation (random resized crop, flip) and the colour views of a batch."""
-    x = float_images(x)
+    x = whole_images(x)
     size = x.shape[1]
 
     def crop(k, image):

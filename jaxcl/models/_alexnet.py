@@ -25,17 +25,13 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
+from jaxcl.losses import l2_normalize
 from jaxcl.models._mlp import BN_MOMENTUM
 
 CONV_CHANNELS = (48, 96, 192, 192, 128)
 POOL_AFTER = (0, 1, 4)
 FC_WIDTH = 2048
 REPRESENTATIONS = ("conv", "fc")
-
-
-def _l2_normalize(z):
-    z = z.astype(jnp.promote_types(z.dtype, jnp.float32))  # float64 kept (gradient checks)
-    return z * jax.lax.rsqrt(jnp.maximum(jnp.sum(z * z, axis=-1, keepdims=True), 1e-12))
 
 
 def _pool(x):
@@ -147,7 +143,7 @@ class AlexNetHead(nnx.Module):
     def __call__(self, h: jax.Array) -> jax.Array:
         for layer in self.fc:
             h = layer(h)
-        return _l2_normalize(self.fc8(h))
+        return l2_normalize(self.fc8(h))
 
 
 def fc_width(width: float) -> int:
@@ -180,7 +176,7 @@ class FeatureGenerator(nnx.Module):
         self.out = nnx.Linear(hidden, dim, rngs=rngs)
 
     def __call__(self, z: jax.Array) -> jax.Array:
-        return _l2_normalize(self.out(self.layer2(self.layer1(z))))
+        return l2_normalize(self.out(self.layer2(self.layer1(z))))
 
 
 class MultiViewModel(nnx.Module):
@@ -212,7 +208,7 @@ class MultiViewModel(nnx.Module):
     def __call__(self, views: Sequence[jax.Array]) -> list[jax.Array]:
         """Each view's l2-normalised feature ``z^j = g_j(f_j(x^j))``."""
         return [
-            _l2_normalize(head(enc(x)))
+            l2_normalize(head(enc(x)))
             for enc, head, x in zip(self.encoders, self.heads, views, strict=True)
         ]
 
