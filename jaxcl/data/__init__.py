@@ -12,10 +12,13 @@ workers (:func:`prepare_fashion_mnist` prepares Fashion-MNIST offline from its i
 Graphs: TU's own format (:func:`load_tu`), the GIN text format (:func:`load_gin`) and
 Planetoid's ``ind.*`` files (:func:`load_planetoid`) give :class:`GraphDataset` /
 :class:`NodeDataset`; splits for graph and node classification.
+
+Synthetic: :func:`esco_synthetic` makes ESCo's two-view data set (:class:`PairedViews`).
 """
 
 from jaxcl.data._arrays import ArrayDataset, FeatureTransform
 from jaxcl.data._batches import iterate_batches, num_batches
+from jaxcl.data._esco_synthetic import PairedViews, esco_synthetic
 from jaxcl.data._fashion_mnist import load_fashion_mnist
 from jaxcl.data._gin import load_gin
 from jaxcl.data._graph_edit import drop_tagged_nodes
@@ -40,8 +43,10 @@ __all__ = [
     "HostCrop",
     "ImageSource",
     "NodeDataset",
+    "PairedViews",
     "drop_tagged_nodes",
     "epoch_order",
+    "esco_synthetic",
     "image_batches",
     "iterate_batches",
     "load_digits_tabular",

@@ -6,7 +6,8 @@ is registered); ``get(name)`` returns the class ``config.method.name`` names. En
 
 Tabular (DACL Table 1, i-Mix): ``dacl``, ``dacl_plus``, ``gaussian``, ``none``,
 ``supervised``, ``npair``, ``imix``. Graphs: ``dacl_graph``, ``infograph`` (DACL Table 4),
-``mvgrl_graph``, ``mvgrl_graph_mmix`` (m-Mix Table 2).
+``mvgrl_graph``, ``mvgrl_graph_mmix`` (m-Mix Table 2). Given pairs of views (ESCo's
+synthetic data): ``esco_pairs``.
 Nodes: ``grace``, ``grace_esco`` (GRACE with ESCo's loss), ``mvgrl``, ``mvgrl_mmix``
 (MVGRL + m-Mix), ``grace_mmix`` (GRACE + mp-mix). Images (DACL Tables 2-3, i-Mix):
 ``simclr``, ``simclr_dacl``, ``npair_image``, ``imix_image``, ``moco``, ``imix_moco``,
@@ -38,6 +39,7 @@ from jaxcl.methods._momentum import BYOL, IMixBYOL, IMixMoCo, MoCo
 from jaxcl.methods._multiview import contrast_sets
 from jaxcl.methods._mvgrl import MVGRL, MVGRLInputs
 from jaxcl.methods._mvgrl_graph import MVGRLGraph, MVGRLGraphMix, two_view_dataset
+from jaxcl.methods._paired import ESCoPairs
 from jaxcl.methods._queue import enqueue, queue_init, queue_mask, queue_specs
 from jaxcl.methods._tabular import (
     DACL,
@@ -50,6 +52,7 @@ from jaxcl.methods._tabular import (
 )
 
 __all__ = [
+    "ESCoPairs",
     "BYOL",
     "IMixBYOL",
     "IMixMoCo",

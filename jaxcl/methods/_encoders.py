@@ -129,7 +129,26 @@ def _resnet(m, spec, rngs):
 
 
 register_encoder(
-    "mlp", _mlp, defaults={"encoder_depth": 12, "encoder_width": 1024}, data_kinds=("tabular",)
+    "mlp",
+    _mlp,
+    defaults={"encoder_depth": 12, "encoder_width": 1024},
+    data_kinds=("tabular", "paired"),
+)
+
+
+def _mlp_plain(m, spec, rngs):
+    """``encoder_depth`` linear layers, ReLU between them, no batch norm, a linear output of
+    ``encoder_out_dim`` (ESCo's synthetic encoder: 1024-1024-1024-512)."""
+    widths = (m.encoder_width,) * (m.encoder_depth - 1) + (m.encoder_out_dim,)
+    enc = models.MLP(spec.num_features, widths, batch_norm=False, final_activation=False, rngs=rngs)
+    return enc, m.encoder_out_dim
+
+
+register_encoder(
+    "mlp_plain",
+    _mlp_plain,
+    defaults={"encoder_depth": 3, "encoder_width": 1024, "encoder_out_dim": 512},
+    data_kinds=("tabular", "paired"),
 )
 register_encoder(
     "gin",

@@ -91,7 +91,7 @@ class NoPretraining(Method):
     name = "none"
     pretrains = False
     model_defaults = {}
-    data_kinds = ("tabular", "graph", "node", "image")
+    data_kinds = ("tabular", "graph", "node", "image", "paired")
 
     def build(self, spec, rngs):
         return EncoderOnly(build_encoder(self.config.model, spec, rngs)[0])

@@ -14,6 +14,7 @@ from jaxcl.training import (  # noqa: F401 (registration)
     _graph_task,
     _image_task,
     _node_task,
+    _paired_task,
     _tabular_task,
 )
 from jaxcl.training._config import base_config, conform, validate

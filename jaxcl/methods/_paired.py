@@ -1,0 +1,74 @@
+"""Contrastive learning on given pairs of views (ESCo's synthetic study, §5.1): no
+augmentation, the task's batches carry both views of every example."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from jaxcl import losses
+from jaxcl.methods._base import Batch, Method, build_encoder, check_choice, register
+from jaxcl.methods._tabular import EncoderOnly
+
+RF_METHODS = ("exact", "rff", "sorf", "positive")
+
+
+@register
+class ESCoPairs(Method):
+    """ESCo's objective on the views a ``'paired'`` task gives (``batch.x`` is
+    ``[batch, 2, features]``: view A, view B), with no projection head (ESCo App. B.1: the
+    encoder's output, l2-normalised, is what the loss sees).
+
+    :func:`jaxcl.losses.esco_loss` with trade-off ``lam``, Gaussian-kernel bandwidth
+    ``temperature``, the kernel sum by ``rf_method`` (``'exact'``, ``'rff'``, ``'sorf'`` or
+    ``'positive'``) with ``num_features`` random frequencies drawn afresh every step, both
+    directions averaged, and negatives ``esco_negatives`` (default ``'both'``: the other
+    view and the anchor's own view without the anchor, SimCLR's set). With ``'exact'``,
+    ``'both'`` and ``lam = 1 / (2 * temperature)`` the loss is SimCLR's NT-Xent, so the
+    SimCLR row of ESCo Table 1 is this method at those settings, and Fig. 3's "SimCLR with
+    the trade-off term" is ``'exact'`` at other ``lam``.
+
+    References:
+      ESCo (ICLR 2022 submission), §5.1, Fig. 2-3, Table 1, App. B.1 and C.
+    """
+
+    name = "esco_pairs"
+    data_kinds = ("paired",)
+    model_defaults = {}
+    defaults = {
+        "lam": 0.5,
+        "temperature": 1.0,
+        "rf_method": "exact",
+        "num_features": 2048,
+        "esco_negatives": "both",
+    }
+
+    def __init__(self, config):
+        super().__init__(config)
+        check_choice(self.name, "rf_method", self.hp.rf_method, RF_METHODS)
+        check_choice(self.name, "esco_negatives", self.hp.esco_negatives, losses.ESCO_NEGATIVES)
+
+    def build(self, spec, rngs):
+        return EncoderOnly(build_encoder(self.config.model, spec, rngs)[0])
+
+    def loss(self, model, batch: Batch, key, extra):
+        hp = self.hp
+        views = batch.x.shape[1] if batch.x.ndim == 3 else None
+        if views != 2:
+            raise ValueError(
+                f"{self.name}: batch.x has shape {batch.x.shape}; expected [batch, 2, features]"
+                " (view A and view B of each example, as a 'paired' task gives)"
+            )
+        n = batch.x.shape[0]
+        z = model(jnp.concatenate([batch.x[:, 0], batch.x[:, 1]], axis=0))
+        loss = losses.esco_loss(
+            z[:n],
+            z[n:],
+            lam=hp.lam,
+            key=key,
+            temperature=hp.temperature,
+            method=hp.rf_method,
+            num_features=hp.num_features,
+            negatives=hp.esco_negatives,
+            symmetric=True,
+        )
+        return loss, {"loss": loss}

@@ -1,0 +1,126 @@
+"""The paired-views task: every example comes with two given views (ESCo's synthetic data,
+§5.1); training batches carry both, evaluation embeds the examples themselves and judges
+them by k-fold cross-validated logistic regression."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jaxcl import data as data_lib
+from jaxcl import evaluation, methods
+from jaxcl.training import _mesh, _task
+from jaxcl.training._errors import ConfigError
+from jaxcl.training._tabular_task import rows_in_batches
+
+DATASETS = ("esco_synthetic",)
+
+
+def config_defaults(data: str, method, config) -> dict:
+    """The paired task's keys for ``data`` and ``method`` (see ``register_task``)."""
+    del data, config
+    keys = {
+        # ESCo §5.1 / App. B.1: 4000 examples; the generator's seed fixes the data set
+        # (its MLPs and samples) independently of the training seed.
+        "data": {"num_samples": 4000, "num_features": 1024, "data_seed": 0},
+        "train": {},
+        # Logistic regression (full-batch Adam on standardised features), k-fold CV.
+        "eval": {"folds": 10, "linear_steps": 300, "linear_lr": 1e-2},
+    }
+    if method.pretrains:
+        keys["train"]["batch_size"] = 256
+        keys["train"]["eval_every_epochs"] = 0  # 0: only at the end
+    return keys
+
+
+def load_dataset(cfg) -> data_lib.PairedViews:
+    if cfg.name == "esco_synthetic":
+        return data_lib.esco_synthetic(
+            cfg.num_samples, seed=cfg.data_seed, num_features=cfg.num_features
+        )
+    raise ConfigError(f"config.data.name = {cfg.name!r}: unknown paired data set")
+
+
+class PairedTask:
+    """Batches ``Batch(x=[batch, 2, features], y)`` of both views; the frozen encoder's
+    features of the examples ``x`` judged by ``eval.folds``-fold cross-validated logistic
+    regression (ESCo §5.1: "logistic regression with cross-validation", 10 folds)."""
+
+    kind = "paired"
+
+    def __init__(self, config, method, mesh):
+        self.config = config
+        self.method = method
+        self.mesh = mesh
+        self.ds = load_dataset(config.data)
+        self.name = self.ds.name
+        self.spec = methods.DataSpec("paired", self.ds.num_features, self.ds.num_classes)
+        self.pairs = np.stack([self.ds.x_a, self.ds.x_b], axis=1)
+        self.steps_per_epoch = self.examples_per_step = 0
+        if not method.pretrains:
+            return
+        batch_size = config.train.batch_size
+        n = len(self.ds.x)
+        if batch_size % mesh.size or batch_size > n:
+            raise ConfigError(
+                f"config.train.batch_size = {batch_size}: must be a multiple of the "
+                f"{mesh.size} devices on the data axis and at most the {n} examples"
+            )
+        self.steps_per_epoch = n // batch_size
+        self.examples_per_step = batch_size
+
+    def describe(self) -> str:
+        ds = self.ds
+        return (
+            f"{len(ds.x)} examples with two views each, {ds.num_features} features, "
+            f"{ds.num_classes} classes"
+        )
+
+    def batches(self, epoch: int):
+        cfg = self.config
+        for x, y in data_lib.iterate_batches(
+            self.pairs, self.ds.y, batch_size=cfg.train.batch_size, seed=cfg.seed, epoch=epoch
+        ):
+            yield methods.Batch(x=x, y=y)
+
+    def batch_sharding(self):
+        return _mesh.batch_sharding(self.mesh)
+
+    def place(self, batch):
+        return _mesh.shard_batch(batch, self.mesh)
+
+    def evaluate_at(self, epoch: int) -> bool:
+        every = self.config.train.get("eval_every_epochs", 0)
+        return bool(every) and epoch % every == 0
+
+    def evaluate(self, features_fn, epoch: int) -> dict:
+        f = rows_in_batches(features_fn, self.ds.x, self.mesh).astype(np.float64)
+        # Standardised with the statistics of all examples (no labels involved), so that
+        # one learning rate suits every encoder's scale.
+        f = (f - f.mean(axis=0)) / np.where(f.std(axis=0) > 0, f.std(axis=0), 1.0)
+        cfg = self.config.eval
+        r = evaluation.kfold_linear_accuracy(
+            f.astype(np.float32),
+            self.ds.y,
+            num_classes=self.ds.num_classes,
+            num_folds=cfg.folds,
+            steps=cfg.linear_steps,
+            learning_rate=cfg.linear_lr,
+            seed=self.config.seed,
+        )
+        return {"cv_top1": float(r["mean"]), "cv_top1_std": float(r["std"])}
+
+    def final(self, features_fn, logits_fn, history: list[dict]) -> dict:
+        del logits_fn
+        last = self.evaluate(features_fn, self.config.train.get("epochs", 0))
+        curve = [h["cv_top1"] for h in history if "cv_top1" in h]
+        return {
+            "test_top1": last["cv_top1"],
+            "fold_std": last["cv_top1_std"],
+            "per_epoch_top1": curve,
+            "evaluated_epochs": [h["epoch"] for h in history if "cv_top1" in h],
+        }
+
+
+_task.register_task(
+    "paired", PairedTask, datasets=DATASETS, defaults=config_defaults, default_encoder="mlp_plain"
+)

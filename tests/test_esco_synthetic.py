@@ -1,0 +1,170 @@
+"""ESCo's synthetic study: the data generator, the paired-views task and ``esco_pairs``."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jax
+import numpy as np
+import pytest
+from flax import nnx
+
+from jaxcl import data as data_lib
+from jaxcl import losses, methods, training
+from jaxcl.configs import esco_synthetic as cfg_lib
+
+REPO = Path(__file__).parents[1]
+
+
+@pytest.fixture(scope="module")
+def small():
+    return data_lib.esco_synthetic(600, num_features=48, seed=3)
+
+
+def test_generator_shapes_dtypes_and_determinism(small):
+    again = data_lib.esco_synthetic(600, num_features=48, seed=3)
+    other = data_lib.esco_synthetic(600, num_features=48, seed=4)
+    for name in ("x", "x_a", "x_b"):
+        arr = getattr(small, name)
+        assert arr.shape == (600, 48) and arr.dtype == np.float32
+        np.testing.assert_array_equal(arr, getattr(again, name))
+        assert not np.allclose(arr, getattr(other, name))
+    assert small.y.dtype == np.int32 and small.num_classes == 8 and small.num_features == 48
+    np.testing.assert_array_equal(small.y, again.y)
+
+
+def test_standardized_over_the_three_arrays(small):
+    stacked = np.concatenate([small.x, small.x_a, small.x_b])
+    np.testing.assert_allclose(stacked.mean(axis=0), 0, atol=1e-5)
+    np.testing.assert_allclose(stacked.std(axis=0), 1, atol=1e-4)
+    raw = data_lib.esco_synthetic(600, num_features=48, seed=3, standardize=False)
+    # Softmax after the last layer: rows of the raw features are probability vectors.
+    np.testing.assert_allclose(raw.x.sum(axis=1), 1, atol=1e-5)
+    assert (raw.x > 0).all()
+    # Standardising (in float64, before the cast) is a per-column affine map, the same for x
+    # and its views; the raw float32 features lose some of their tiny spread to rounding.
+    for col in (0, 17, 47):
+        assert np.corrcoef(small.x[:, col], raw.x[:, col])[0, 1] > 0.999
+        assert np.corrcoef(small.x_b[:, col], raw.x_b[:, col])[0, 1] > 0.999
+
+
+def test_views_share_the_hidden_vector_and_only_it(small):
+    """x, x^A and x^B of one example share h; their rows correlate far more with each other
+    than with another example's rows, and x^A with x^B as much as each with x."""
+
+    def row_corr(a, b):
+        a = a - a.mean(axis=1, keepdims=True)
+        b = b - b.mean(axis=1, keepdims=True)
+        return np.sum(a * b, axis=1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+
+    same = row_corr(small.x_a, small.x_b).mean()
+    other = row_corr(small.x_a, np.roll(small.x_b, 1, axis=0)).mean()
+    with_x = row_corr(small.x, small.x_a).mean()
+    assert same > other + 0.2, (same, other)
+    assert abs(same - with_x) < 0.05, (same, with_x)
+
+
+def test_label_activation_readings_in_the_docstring():
+    """The docstring's reason for ReLU in the label MLP: softmax there leaves 2 of 8 classes
+    (478 and 3522 examples with seed 0); ReLU uses all 8."""
+    relu = np.bincount(data_lib.esco_synthetic().y, minlength=8)
+    soft = np.bincount(data_lib.esco_synthetic(label_activation="softmax").y, minlength=8)
+    assert (relu > 0).all()
+    assert sorted(soft[soft > 0]) == [478, 3522]
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"num_samples": 0}, "num_samples = 0: expected an integer >= 1"),
+        ({"num_classes": 1}, "num_classes = 1"),
+        ({"num_features": True}, "num_features = True"),
+        ({"activation": "gelu"}, r"activation = 'gelu': expected one of \['softmax'"),
+        ({"label_activation": "elu"}, "label_activation = 'elu'"),
+        ({"seed": -1}, "seed = -1"),
+    ],
+)
+def test_generator_bad_arguments(kw, match):
+    with pytest.raises(ValueError, match=match):
+        data_lib.esco_synthetic(**{"num_samples": 10, **kw})
+
+
+def _quick(row="simclr", **method):
+    c = cfg_lib.make(row, "quick")
+    with c.unlocked():
+        c.method.update(method)
+    return c
+
+
+def test_simclr_row_is_nt_xent_on_the_encoder_outputs():
+    """The SimCLR row (exact kernel, lam = 1 / (2 tau), both negative sets) is NT-Xent."""
+    c = _quick(temperature=0.7, lam=1 / 1.4)
+    method = methods.get("esco_pairs")(c)
+    spec = methods.DataSpec("paired", 64, 8)
+    model = method.build(spec, nnx.Rngs(0))
+    x = jax.random.normal(jax.random.key(1), (16, 2, 64))
+    loss, _ = method.loss(model, methods.Batch(x=x, y=np.zeros(16, np.int32)), None, {})
+    z_a, z_b = model(x[:, 0]), model(x[:, 1])
+    np.testing.assert_allclose(loss, losses.nt_xent(z_a, z_b, temperature=0.7), rtol=1e-5)
+
+
+def test_esco_pairs_rejects_a_batch_without_two_views():
+    method = methods.get("esco_pairs")(_quick())
+    model = method.build(methods.DataSpec("paired", 64, 8), nnx.Rngs(0))
+    with pytest.raises(ValueError, match=r"expected \[batch, 2, features\]"):
+        method.loss(model, methods.Batch(x=np.zeros((4, 64)), y=np.zeros(4)), None, {})
+
+
+def test_esco_pairs_bad_hyperparameter_names_the_key():
+    with pytest.raises(ValueError, match="config.method.rf_method = 'nystrom'"):
+        methods.get("esco_pairs")(_quick(rf_method="nystrom"))
+
+
+@pytest.mark.parametrize("row", ["sorf", "none"])
+def test_rows_train_and_evaluate_by_cross_validation(row, tmp_path):
+    r = training.train_and_evaluate(_quick(row), str(tmp_path))
+    assert 0.0 <= r["test_top1"] <= 1.0 and r["test_top1"] > 1.5 / 8  # above chance
+    assert 0.0 <= r["fold_std"] < 0.2
+    if row != "none":
+        assert r["evaluated_epochs"] == [1, 2] and len(r["per_epoch_top1"]) == 2
+        assert np.isfinite(r["final_loss"])
+
+
+def test_batch_larger_than_the_data_is_a_config_error(tmp_path):
+    c = _quick()
+    with c.unlocked():
+        c.train.batch_size = 1024
+    with pytest.raises(training.ConfigError, match="config.train.batch_size = 1024"):
+        training.train_and_evaluate(c, str(tmp_path))
+
+
+def test_paper_and_cpu_configs():
+    paper, cpu = cfg_lib.make("sorf"), cfg_lib.make("rff", "cpu")
+    # App. C: Adam 1e-5, no weight decay, 1500 epochs, tau = 1, D = 2048, 512-d embedding.
+    assert (paper.optim.name, paper.optim.lr, paper.optim.weight_decay) == ("adam", 1e-5, 0.0)
+    assert (paper.train.epochs, paper.method.temperature, paper.method.num_features) == (
+        1500,
+        1.0,
+        2048,
+    )
+    assert (paper.method.rf_method, paper.method.lam, cpu.method.lam) == ("sorf", 1.5, 1.6)
+    assert (paper.model.encoder_width, paper.model.encoder_out_dim) == (1024, 512)
+    assert paper.data.num_samples == cpu.data.num_samples == 4000
+    assert cpu.train.epochs == 100
+    with pytest.raises(ValueError, match="unknown row 'moco'"):
+        cfg_lib.make("moco")
+
+
+def test_lambda_sweep_script_runs_and_plots(tmp_path):
+    script = REPO / "experiments" / "esco" / "synthetic_lambda_sweep.py"
+    out = subprocess.run(
+        [sys.executable, str(script), "--variant", "quick", "--lams", "0.5,1.5",
+         "--rows", "rff", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert (tmp_path / "lambda_sweep.png").stat().st_size > 1000
+    record = json.loads((tmp_path / "lambda_sweep.json").read_text())
+    assert [(p["row"], p["lam"]) for p in record["points"]] == [("rff", 0.5), ("rff", 1.5)]
+    assert all(0 < p["top1_mean"] <= 100 for p in record["points"])
