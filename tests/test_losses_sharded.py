@@ -9,7 +9,7 @@ import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from jaxcl import losses
+from jaxcl import losses, training
 
 N, D = 32, 6  # 4 rows per device
 
@@ -53,6 +53,11 @@ def _cases():
             lam=1.0,
             num_features=64,
             symmetric=True,
+        )
+    # Blocks of 2 of the 4 rows per device: the chunked (lax.scan) path under shard_map.
+    for method in ("exact", "sorf", "positive"):
+        cases[f"esco_{method}_chunked"] = functools.partial(
+            cases[f"esco_{method}"].func, **cases[f"esco_{method}"].keywords, chunk_size=2
         )
     cases["esco_intra"] = functools.partial(
         losses.esco_loss, key=key, method="sorf", negatives="intra", temperature=0.5, lam=1.2
@@ -221,3 +226,52 @@ def test_masked_nan_rows_sharded_equal_global_subset(name, num_devices):
         s_g = np.asarray(s_g)
         assert np.all(s_g[~where] == 0.0)
         np.testing.assert_allclose(s_g[where], g, rtol=1e-4, atol=1e-6)
+
+
+def _step_collectives(loss, num_devices, n, d=16):
+    mesh = jax.make_mesh((num_devices,), ("data",))
+    rows = NamedSharding(mesh, P("data"))
+    z = jax.device_put(jnp.ones((n, d), jnp.float32), rows)
+    sharded = jax.shard_map(loss, mesh=mesh, in_specs=(P("data"), P("data")), out_specs=P())
+    step = jax.jit(jax.value_and_grad(sharded, argnums=(0, 1)))
+    return training.collective_bytes(step.lower(z, z).compile())
+
+
+def test_esco_step_communicates_feature_sums_not_embeddings(num_devices):
+    """Measured from the compiled forward + backward program: data-parallel ESCo (sorf, rff)
+    all-reduces its D-vectors, one per view and pass, the same bytes at any batch size;
+    exact InfoNCE gathers the embeddings, bytes growing with N * d."""
+    dim, features = 16, 256
+    for method in ("sorf", "rff"):
+        loss = functools.partial(
+            losses.esco_loss, key=jax.random.key(0), method=method, lam=1.0,
+            num_features=features, axis_name="data",
+        )  # fmt: skip
+        small = _step_collectives(loss, num_devices, 64, dim)
+        large = _step_collectives(loss, num_devices, 1024, dim)
+        assert small["total"] == large["total"], (small, large)
+        assert {o["op"] for o in small["ops"]} == {"all-reduce"}
+        # Forward: the feature sums of view B (2 D floats for [cos, sin]) and the count;
+        # backward: their cotangents. Under 4 * (2 D + 2) float32 in all.
+        assert 2 * features * 4 <= small["total"] <= 4 * (2 * features + 2) * 4, small
+    exact = functools.partial(losses.infonce, temperature=0.5, axis_name="data")
+    small = _step_collectives(exact, num_devices, 64, dim)
+    large = _step_collectives(exact, num_devices, 1024, dim)
+    assert "all-gather" in {o["op"] for o in small["ops"]}
+    assert large["total"] >= 1024 * dim * 4 > small["total"]
+
+
+def test_collective_bytes_reads_shapes_and_groups():
+    text = "\n".join(
+        [
+            "  %a = (f32[], bf16[1024]{0}) all-reduce(%x, %y), replica_groups={{0,1,2,3}}",
+            "  %b = f32[64,8]{1,0} reduce-scatter(%z), replica_groups={{0,1,2,3}}, dims={0}",
+            "  %c = (f32[8,8]{1,0}, f32[32,8]{1,0}) all-gather-start(%w), replica_groups={}",
+            "  %d = f32[32,8]{1,0} all-gather-done(%c)",
+            "  %e = f32[10]{0} add(%p, %q)",
+        ]
+    )
+    r = training.collective_bytes(text)
+    assert [o["op"] for o in r["ops"]] == ["all-reduce", "reduce-scatter", "all-gather"]
+    assert [o["bytes"] for o in r["ops"]] == [4 + 2048, 64 * 8 * 4 * 4, 32 * 8 * 4]
+    assert r["total"] == sum(o["bytes"] for o in r["ops"])

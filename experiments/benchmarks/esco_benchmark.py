@@ -5,7 +5,15 @@ loss on N pairs of d = 128 embeddings with D = 1024 random features, run in a fr
 subprocess so that its peak resident memory (``ru_maxrss``) is its own. XLA's buffer
 assignment for the compiled program (arguments + outputs + temporaries) is reported next to
 it. InfoNCE is run while XLA says it fits in ``--memory-limit-gib``; past that the table says
-how much it would need.
+how much it would need. ``infonce_blockwise`` is the same exact loss with memory linear in N
+(``infonce(block_size=1024)``, Inf-CL's tiling); its time is quadratic, so a point whose
+time, extrapolated as N^2 from the previous one, would pass ``--time-limit-s`` is skipped
+with that estimate.
+
+``--communication`` compiles the data-parallel forward + backward step on 8 (fake) devices
+instead (``shard_map`` over rows, the loss's ``axis_name='data'``) and reports the bytes its
+collectives operate on, read from the compiled HLO (:func:`jaxcl.training.collective_bytes`):
+ESCo's random-feature methods all-reduce D-vectors, exact InfoNCE all-gathers the embeddings.
 
 Targets (issue #2): ESCo runs N = 1e6 within 6 GiB peak memory on CPU, and its time grows
 linearly, t(1e6) / t(1e5) <= 12.
@@ -13,8 +21,10 @@ linearly, t(1e6) / t(1e5) <= 12.
     python experiments/benchmarks/esco_benchmark.py            # full sweep (~10 min, 2 cores)
     python experiments/benchmarks/esco_benchmark.py --quick    # seconds
     python experiments/benchmarks/esco_benchmark.py --accuracy # error of the kernel term vs tau
+    python experiments/benchmarks/esco_benchmark.py --communication  # bytes, 8 fake devices
 
-Writes ``esco_benchmark.json`` and ``esco_benchmark.png`` to ``--out``.
+Writes ``esco_benchmark.json`` and ``esco_benchmark.png`` (``esco_accuracy.json``,
+``esco_communication.json``) to ``--out``.
 """
 
 from __future__ import annotations
@@ -29,7 +39,9 @@ import sys
 import time
 from pathlib import Path
 
-METHODS = ("rff", "sorf", "positive", "infonce")
+METHODS = ("rff", "sorf", "positive", "infonce", "infonce_blockwise")
+# The blockwise exact InfoNCE's tile (jaxcl.losses.infonce(block_size=...)).
+BLOCK = 1024
 GIB = 1 << 30
 
 
@@ -46,22 +58,7 @@ def _worker(args) -> None:
     ka, kb, kf = jax.random.split(jax.random.key(0), 3)
     z_a = jax.random.normal(ka, (n, d), jnp.float32)
     z_b = z_a + 0.5 * jax.random.normal(kb, (n, d), jnp.float32)
-    if args.method == "infonce":
-
-        def loss(a, b):
-            return losses.infonce(a, b, temperature=args.temperature)
-    else:
-
-        def loss(a, b):
-            return losses.esco_loss(
-                a,
-                b,
-                key=kf,
-                method=args.method,
-                temperature=args.temperature,
-                lam=1.0,
-                num_features=args.num_features,
-            )
+    loss = _loss_fn(losses, args.method, kf, args)
 
     step = jax.jit(jax.value_and_grad(loss, argnums=(0, 1)))
     compiled = step.lower(z_a, z_b).compile()
@@ -87,6 +84,60 @@ def _worker(args) -> None:
     result["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     result["loss"] = float(value)
     print(json.dumps(result), flush=True)
+
+
+def _loss_fn(losses, method: str, key, args, axis_name=None):
+    if method.startswith("infonce"):
+        block = BLOCK if method == "infonce_blockwise" else None
+        return lambda a, b: losses.infonce(
+            a, b, temperature=args.temperature, block_size=block, axis_name=axis_name
+        )
+    return lambda a, b: losses.esco_loss(
+        a, b, key=key, method=method, temperature=args.temperature, lam=1.0,
+        num_features=args.num_features, axis_name=axis_name,
+    )  # fmt: skip
+
+
+def _communication_worker(args) -> None:
+    """Collective bytes of the data-parallel step, one JSON line per (method, N)."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    from jaxcl import losses, training
+
+    mesh = jax.make_mesh((jax.device_count(),), ("data",))
+    rows = NamedSharding(mesh, P("data"))
+    for method in args.methods.split(","):
+        for n in [int(x) for x in args.ns.split(",")]:
+            z = jax.device_put(jnp.zeros((n, args.dim), jnp.float32), rows)
+            loss = _loss_fn(losses, method, jax.random.key(0), args, axis_name="data")
+            sharded = jax.shard_map(loss, mesh=mesh, in_specs=(P("data"),) * 2, out_specs=P())
+            step = jax.jit(jax.value_and_grad(sharded, argnums=(0, 1)))
+            r = training.collective_bytes(step.lower(z, z).compile())
+            ops = sorted({o["op"] for o in r["ops"]})
+            print(json.dumps(dict(method=method, n=n, devices=jax.device_count(),
+                                  bytes=r["total"], ops=ops)), flush=True)  # fmt: skip
+
+
+def _communication(args) -> list[dict]:
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8",
+               JAX_PLATFORMS="cpu")  # fmt: skip
+    cmd = [
+        sys.executable, __file__, "--worker", "--communication", f"--methods={args.methods}",
+        f"--ns={args.ns}", f"--dim={args.dim}", f"--num-features={args.num_features}",
+    ]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
+    if proc.returncode != 0:
+        raise SystemExit(f"communication worker failed:\n{proc.stderr[-3000:]}")
+    rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    print(f"# data-parallel step on {rows[0]['devices']} devices, d={args.dim}, "
+          f"D={args.num_features}: bytes the collectives operate on per device")  # fmt: skip
+    print(f"{'method':<18}{'N':>9}{'bytes':>14}  collectives")
+    for r in rows:
+        print(f"{r['method']:<18}{r['n']:>9}{r['bytes']:>14,}  {', '.join(r['ops'])}")
+    return rows
 
 
 def _run_point(method: str, n: int, args) -> dict:
@@ -204,10 +255,12 @@ def main() -> None:
     parser.add_argument("--memory-limit-gib", type=float, default=16.0)
     parser.add_argument("--quick", action="store_true", help="N = 1e3, 1e4 only")
     parser.add_argument("--accuracy", action="store_true", help="kernel-term error vs tau")
+    parser.add_argument("--communication", action="store_true", help="bytes on 8 devices")
+    parser.add_argument("--time-limit-s", type=float, default=900.0)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
     args = parser.parse_args()
     if args.worker:
-        _worker(args)
+        _communication_worker(args) if args.communication else _worker(args)
         return
 
     out = Path(args.out)
@@ -218,6 +271,13 @@ def main() -> None:
         rows = _accuracy(args)
         (out / "esco_accuracy.json").write_text(json.dumps(dict(env=env, rows=rows), indent=2))
         return
+    if args.communication:
+        rows = _communication(args)
+        record = dict(env=env, config=dict(dim=args.dim, num_features=args.num_features),
+                      rows=rows)  # fmt: skip
+        (out / "esco_communication.json").write_text(json.dumps(record, indent=2))
+        print(f"# wrote {out / 'esco_communication.json'}")
+        return
 
     ns = [1000, 10000] if args.quick else [int(x) for x in args.ns.split(",")]
     methods = args.methods.split(",")
@@ -227,12 +287,19 @@ def main() -> None:
     print("-" * len(header))
     results = []
     for method in methods:
-        too_big = False
+        too_big, last = False, None
         for n in ns:
             if too_big:
                 results.append(dict(method=method, n=n, skipped="larger N did not fit"))
                 continue
+            estimate = last and last["seconds"] * (n / last["n"]) ** 2
+            if method == "infonce_blockwise" and estimate and estimate > args.time_limit_s:
+                r = dict(method=method, n=n, skipped=f"~{estimate:.0f} s (N^2 from N={last['n']})")
+                results.append(r)
+                print(f"{method:<9}{n:>9}{'-':>10}{'-':>14}{'-':>9}  {r['skipped']}", flush=True)
+                continue
             r = _run_point(method, n, args)
+            last = r if "seconds" in r else last
             results.append(r)
             note = r.get("skipped") or r.get("error") or ""
             too_big = "skipped" in r

@@ -25,13 +25,6 @@ import jax.numpy as jnp
 from jaxcl.losses import _common
 
 
-def _varying(x, axes: tuple):
-    """``x`` typed as varying along ``axes`` (scan carries and the kernel's inputs must agree
-    in ``shard_map``'s varying-axis types)."""
-    missing = tuple(a for a in axes if a not in _common.varying_axes(x))
-    return jax.lax.pcast(x, missing, to="varying") if missing else x
-
-
 def _pad_rows(x, rows: int, value=0):
     extra = rows - x.shape[0]
     if extra == 0:
@@ -64,7 +57,7 @@ def _row_lse(a_i, exclude_i, c_tiles, valid_tiles, starts, inv_t, block):
         return (m_new, s), None
 
     init = (jnp.full((a_i.shape[0],), -jnp.inf, jnp.float32), jnp.zeros((a_i.shape[0],)))
-    init = jax.tree.map(functools.partial(_varying, axes=_common.varying_axes(a_i)), init)
+    init = jax.tree.map(functools.partial(_common.as_varying, axes=_common.varying_axes(a_i)), init)
     (m, s), _ = jax.lax.scan(step, init, (c_tiles, valid_tiles, starts))
     return jnp.where(s > 0, jnp.where(jnp.isfinite(m), m, 0.0) + jnp.log(s), -jnp.inf)
 
@@ -115,13 +108,18 @@ def _bwd(block, res, g):
             return (d_a_i, d_inv), inv_t * (weighted.T @ a_i)
 
         (d_a_i, d_inv_t), d_c_tiles = jax.lax.scan(
-            col_step, (_varying(jnp.zeros_like(a_i), axes), d_inv_t), (c_tiles, valid_tiles, starts)
+            col_step,
+            (_common.as_varying(jnp.zeros_like(a_i), axes), d_inv_t),
+            (c_tiles, valid_tiles, starts),
         )
         return (d_c + d_c_tiles.reshape(d_c.shape), d_inv_t), d_a_i
 
     rows = (_tiles(a, block), _tiles(weights, block), _tiles(lse, block), _tiles(exclude, block))
     axes = _common.varying_axes(a, g)
-    init = (_varying(jnp.zeros_like(c), axes), _varying(jnp.zeros((), jnp.float32), axes))
+    init = (
+        _common.as_varying(jnp.zeros_like(c), axes),
+        _common.as_varying(jnp.zeros((), jnp.float32), axes),
+    )
     (d_c, d_inv_t), d_a = jax.lax.scan(row_step, init, rows)
     # weights, valid and exclude are masks: not differentiated
     return d_a.reshape(a.shape), d_c, None, None, None, d_inv_t.astype(inv_t.dtype)
@@ -154,7 +152,7 @@ def weighted_lse_sum(a, c, weights, valid=None, exclude=None, *, inv_t, block: i
     )
     # inside shard_map every input is made to vary alike (pcast transposes to psum)
     axes = _common.varying_axes(*args)
-    return _weighted_lse_sum(*(_varying(x, axes) for x in args), block)
+    return _weighted_lse_sum(*(_common.as_varying(x, axes) for x in args), block)
 
 
 def _weights(where, n: int):

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 import jax
 
 from jaxcl import _blocks
+from jaxcl.losses import _common
 
 
 def chunked_reduce(
@@ -49,6 +50,10 @@ def chunked_reduce(
     def step(acc, block):
         return combine(acc, block_fn(*block)), None
 
+    # Inside shard_map the carry varies along the axes the rows vary along (a constant init
+    # does not), and scan wants the two types equal.
+    axes = _common.varying_axes(*arrays)
+    init = jax.tree.map(lambda x: _common.as_varying(x, axes), init)
     acc, _ = jax.lax.scan(step, init, blocks)
     if n_main < n:
         acc = combine(acc, block_fn(*(x[n_main:] for x in arrays)))

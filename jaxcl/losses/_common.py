@@ -70,6 +70,13 @@ def varying_axes(*xs) -> tuple:
     return tuple(sorted(axes))
 
 
+def as_varying(x, axes: tuple):
+    """``x`` typed as varying along ``axes`` inside ``shard_map`` (a ``lax.scan`` carry must
+    have the varying axes of what the body makes of it)."""
+    missing = tuple(a for a in axes if a not in varying_axes(x))
+    return jax.lax.pcast(x, missing, to="varying") if missing else x
+
+
 def gather_rows(x: jax.Array, axis_name) -> jax.Array:
     """All devices' rows along ``axis_name``, in device order (identity when None)."""
     if axis_name is None:

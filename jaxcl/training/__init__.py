@@ -19,6 +19,7 @@ from jaxcl.training import (  # noqa: F401 (registration)
 )
 from jaxcl.training._config import base_config, conform, validate
 from jaxcl.training._errors import ConfigError
+from jaxcl.training._hlo import collective_bytes
 from jaxcl.training._host import eigen_cpu_convolutions, reuse_host_memory
 from jaxcl.training._loop import Run, load_run, state_shardings, train_and_evaluate
 from jaxcl.training._mesh import make_mesh, maybe_initialize_distributed, replicate, shard_batch
@@ -34,22 +35,24 @@ from jaxcl.training._tabular_task import TabularTask, load_dataset
 from jaxcl.training._task import TASKS, Task, TaskKind, kind_of, make_task, register_task
 
 __all__ = [
-    "TASKS",
     "ConfigError",
     "LossAndGrads",
     "Run",
     "StepContext",
+    "TASKS",
     "TabularTask",
     "Task",
     "TaskKind",
     "TrainState",
     "all_finite",
     "base_config",
+    "collective_bytes",
     "conform",
+    "eigen_cpu_convolutions",
     "format_table",
     "kind_of",
-    "load_run",
     "load_dataset",
+    "load_run",
     "make_default_train_step",
     "make_mesh",
     "make_task",
@@ -57,7 +60,6 @@ __all__ = [
     "register_task",
     "replicate",
     "reuse_host_memory",
-    "eigen_cpu_convolutions",
     "run_repeats",
     "run_variants",
     "shard_batch",
