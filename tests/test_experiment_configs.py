@@ -41,6 +41,11 @@ CASES = (
         for row in ("simclr", "oucl", "no_margin", "metaug")
         for a in (None, "cpu", "quick", "cifar100,conv", "stl10", "cifar10,resnet50")
     ]
+    + [
+        (f"experiments/esco/synthetic_{row}.py", a)
+        for row in ("none", "simclr", "rff", "sorf")
+        for a in (None, "cpu", "quick")
+    ]
 )
 
 

@@ -13,6 +13,7 @@ import jraph
 import numpy as np
 
 from jaxcl import graphs, losses, models
+from jaxcl.methods import _paired
 from jaxcl.methods._base import Method, check_choice, register
 
 # sparse_layout='auto' is on, on CPU, up to this fraction of nonzero node features.
@@ -188,20 +189,7 @@ class GRACEESCo(GRACE):
 
     def __init__(self, config):
         super().__init__(config)
-        hp = self.hp
-        check_choice(self.name, "rf_method", hp.rf_method, ("rff", "sorf", "positive", "exact"))
-        check_choice(self.name, "esco_negatives", hp.esco_negatives, losses.ESCO_NEGATIVES)
+        _paired.check_esco(self.name, self.hp)
 
     def contrastive_loss(self, h1, h2, key):
-        hp = self.hp
-        return losses.esco_loss(
-            h1,
-            h2,
-            lam=hp.lam,
-            key=key,
-            temperature=hp.temperature,
-            method=hp.rf_method,
-            num_features=hp.num_features,
-            negatives=hp.esco_negatives,
-            symmetric=True,
-        )
+        return _paired.esco_objective(self.hp, h1, h2, key)

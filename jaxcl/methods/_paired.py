@@ -12,6 +12,30 @@ from jaxcl.methods._tabular import EncoderOnly
 RF_METHODS = ("exact", "rff", "sorf", "positive")
 
 
+def check_esco(method: str, hp) -> None:
+    """ValueError unless ``config.method``'s ESCo keys (``rf_method``, ``esco_negatives``)
+    name an estimator and a negative set :func:`jaxcl.losses.esco_loss` has."""
+    check_choice(method, "rf_method", hp.rf_method, RF_METHODS)
+    check_choice(method, "esco_negatives", hp.esco_negatives, losses.ESCO_NEGATIVES)
+
+
+def esco_objective(hp, z_a, z_b, key):
+    """ESCo's loss as the ESCo methods use it: ``config.method``'s ``lam``, ``temperature``,
+    ``rf_method`` with ``num_features`` frequencies drawn from ``key`` (afresh every step),
+    ``esco_negatives``, both directions averaged."""
+    return losses.esco_loss(
+        z_a,
+        z_b,
+        lam=hp.lam,
+        key=key,
+        temperature=hp.temperature,
+        method=hp.rf_method,
+        num_features=hp.num_features,
+        negatives=hp.esco_negatives,
+        symmetric=True,
+    )
+
+
 @register
 class ESCoPairs(Method):
     """ESCo's objective on the views a ``'paired'`` task gives (``batch.x`` is
@@ -44,14 +68,12 @@ class ESCoPairs(Method):
 
     def __init__(self, config):
         super().__init__(config)
-        check_choice(self.name, "rf_method", self.hp.rf_method, RF_METHODS)
-        check_choice(self.name, "esco_negatives", self.hp.esco_negatives, losses.ESCO_NEGATIVES)
+        check_esco(self.name, self.hp)
 
     def build(self, spec, rngs):
         return EncoderOnly(build_encoder(self.config.model, spec, rngs)[0])
 
     def loss(self, model, batch: Batch, key, extra):
-        hp = self.hp
         views = batch.x.shape[1] if batch.x.ndim == 3 else None
         if views != 2:
             raise ValueError(
@@ -60,15 +82,5 @@ class ESCoPairs(Method):
             )
         n = batch.x.shape[0]
         z = model(jnp.concatenate([batch.x[:, 0], batch.x[:, 1]], axis=0))
-        loss = losses.esco_loss(
-            z[:n],
-            z[n:],
-            lam=hp.lam,
-            key=key,
-            temperature=hp.temperature,
-            method=hp.rf_method,
-            num_features=hp.num_features,
-            negatives=hp.esco_negatives,
-            symmetric=True,
-        )
+        loss = esco_objective(self.hp, z[:n], z[n:], key)
         return loss, {"loss": loss}

@@ -278,9 +278,8 @@ def _fail(path, value, expected):
 
 
 def _number(path, value, *, minimum=None, exclusive=False, integer=False, maximum=None):
-    ok_type = isinstance(value, numbers.Integral if integer else numbers.Real) and not isinstance(
-        value, bool
-    )
+    integral = numbers.Integral if integer else numbers.Real
+    ok_type = isinstance(value, integral) and not isinstance(value, bool)
     kind = "an integer" if integer else "a number"
     if not ok_type:
         _fail(path, value, kind)

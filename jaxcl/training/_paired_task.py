@@ -10,7 +10,7 @@ from jaxcl import data as data_lib
 from jaxcl import evaluation, methods
 from jaxcl.training import _mesh, _task
 from jaxcl.training._errors import ConfigError
-from jaxcl.training._tabular_task import rows_in_batches
+from jaxcl.training._tabular_task import epoch_steps, rows_in_batches
 
 DATASETS = ("esco_synthetic",)
 
@@ -56,17 +56,10 @@ class PairedTask:
         self.spec = methods.DataSpec("paired", self.ds.num_features, self.ds.num_classes)
         self.pairs = np.stack([self.ds.x_a, self.ds.x_b], axis=1)
         self.steps_per_epoch = self.examples_per_step = 0
-        if not method.pretrains:
-            return
-        batch_size = config.train.batch_size
-        n = len(self.ds.x)
-        if batch_size % mesh.size or batch_size > n:
-            raise ConfigError(
-                f"config.train.batch_size = {batch_size}: must be a multiple of the "
-                f"{mesh.size} devices on the data axis and at most the {n} examples"
+        if method.pretrains:
+            self.steps_per_epoch, self.examples_per_step = epoch_steps(
+                config, mesh, len(self.ds.x), self.name
             )
-        self.steps_per_epoch = n // batch_size
-        self.examples_per_step = batch_size
 
     def describe(self) -> str:
         ds = self.ds

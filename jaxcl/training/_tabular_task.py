@@ -52,6 +52,24 @@ def rows_in_batches(fn, x: np.ndarray, mesh) -> np.ndarray:
     return np.concatenate(outs)
 
 
+def epoch_steps(config, mesh, num_examples: int, name: str) -> tuple[int, int]:
+    """``(steps_per_epoch, examples_per_step)`` of pretraining on ``num_examples`` rows in
+    batches of ``config.train.batch_size`` (partial batches dropped); ConfigError unless the
+    batch divides over the devices and fits in the data."""
+    batch_size = config.train.batch_size
+    if batch_size % mesh.size:
+        raise ConfigError(
+            f"config.train.batch_size = {batch_size}: must be a multiple of the "
+            f"{mesh.size} devices on the data axis"
+        )
+    if batch_size > num_examples:
+        raise ConfigError(
+            f"config.train.batch_size = {batch_size}: larger than the {num_examples} training "
+            f"examples of {name}"
+        )
+    return num_examples // batch_size, batch_size
+
+
 DATASETS = ("digits", "fashion_mnist", "tfds")
 
 
@@ -97,19 +115,7 @@ class TabularTask:
         if not method.pretrains:
             self.steps_per_epoch = self.examples_per_step = 0
             return
-        batch_size = config.train.batch_size
-        if batch_size % mesh.size:
-            raise ConfigError(
-                f"config.train.batch_size = {batch_size}: must be a multiple of the "
-                f"{mesh.size} devices on the data axis"
-            )
-        if method.pretrains and batch_size > n_train:
-            raise ConfigError(
-                f"config.train.batch_size = {batch_size}: larger than the {n_train} training "
-                f"examples of {self.name}"
-            )
-        self.steps_per_epoch = n_train // batch_size
-        self.examples_per_step = batch_size
+        self.steps_per_epoch, self.examples_per_step = epoch_steps(config, mesh, n_train, self.name)
 
     def describe(self) -> str:
         ds = self.ds
