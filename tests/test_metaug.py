@@ -178,7 +178,8 @@ def test_kill_and_resume_reproduces_the_uninterrupted_run(tmp_path, monkeypatch)
         training.train_and_evaluate(config, str(tmp_path / "run"))
     ckpts = (tmp_path / "run" / "checkpoints").iterdir()
     saved = sorted(int(p.name) for p in ckpts if p.name.isdigit())  # finished saves only
-    assert saved and 2 <= saved[-1] <= 4, saved
+    # The trainer lets the save in flight finish when interrupted: steps 2 and 4 are there.
+    assert saved == [2, 4], saved
 
     def counting(self, epoch, start=0):
         for batch in original(self, epoch, start):

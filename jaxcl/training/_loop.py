@@ -276,7 +276,12 @@ def _run(config, workdir, method, mesh) -> dict:
     if start_step < total_steps:
         key = jax.random.key(config.seed)
         loop = _Loop(config, method, task, writer, checkpointer, workdir, total_steps, start_step)
-        state = loop.run(state, run.train_step(), key, features_of, history)
+        try:
+            state = loop.run(state, run.train_step(), key, features_of, history)
+        finally:
+            # Also when interrupted: a save in flight finishes before this returns or
+            # raises, so the workdir holds what a rerun resumes from.
+            checkpointer.wait()
     checkpointer.wait()
     train_seconds = time.perf_counter() - t_start
 
