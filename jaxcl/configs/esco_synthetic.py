@@ -15,7 +15,7 @@ negative set, ``esco_negatives='both'``), symmetrised, so the SimCLR row (exact 
 lambda = 1 / (2 tau) = 0.5) is exactly NT-Xent.
 
 The ``cpu`` variant keeps the data, the encoder and the rows and trains 100 epochs at lr 1e-4
-(15x fewer epochs, 10x the learning rate), about 4 minutes a run on 2 CPU cores; ``quick``
+(15x fewer epochs, 10x the learning rate), 2-7 minutes a run on 2 CPU cores; ``quick``
 is a smoke test (512 examples, 64-wide encoder, 2 epochs, 3 folds).
 """
 
