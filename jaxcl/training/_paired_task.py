@@ -8,9 +8,9 @@ import numpy as np
 
 from jaxcl import data as data_lib
 from jaxcl import evaluation, methods
-from jaxcl.training import _mesh, _task
+from jaxcl.training import _task
 from jaxcl.training._errors import ConfigError
-from jaxcl.training._tabular_task import epoch_steps, rows_in_batches
+from jaxcl.training._tabular_task import RowBatches, epoch_steps, rows_in_batches
 
 DATASETS = ("esco_synthetic",)
 
@@ -40,7 +40,7 @@ def load_dataset(cfg) -> data_lib.PairedViews:
     raise ConfigError(f"config.data.name = {cfg.name!r}: unknown paired data set")
 
 
-class PairedTask:
+class PairedTask(RowBatches):
     """Batches ``Batch(x=[batch, 2, features], y)`` of both views; the frozen encoder's
     features of the examples ``x`` judged by ``eval.folds``-fold cross-validated logistic
     regression (ESCo §5.1: "logistic regression with cross-validation", 10 folds)."""
@@ -68,18 +68,8 @@ class PairedTask:
             f"{ds.num_classes} classes"
         )
 
-    def batches(self, epoch: int):
-        cfg = self.config
-        for x, y in data_lib.iterate_batches(
-            self.pairs, self.ds.y, batch_size=cfg.train.batch_size, seed=cfg.seed, epoch=epoch
-        ):
-            yield methods.Batch(x=x, y=y)
-
-    def batch_sharding(self):
-        return _mesh.batch_sharding(self.mesh)
-
-    def place(self, batch):
-        return _mesh.shard_batch(batch, self.mesh)
+    def training_rows(self):
+        return self.pairs, self.ds.y
 
     def evaluate_at(self, epoch: int) -> bool:
         every = self.config.train.get("eval_every_epochs", 0)

@@ -99,7 +99,29 @@ def config_defaults(data: str, method, config) -> dict:
     return keys
 
 
-class TabularTask:
+class RowBatches:
+    """What the tasks over host arrays share: shuffled ``Batch(x, y)`` of the rows
+    ``training_rows()`` gives, split over the mesh's ``data`` axis."""
+
+    def training_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def batches(self, epoch: int):
+        x, y = self.training_rows()
+        cfg = self.config
+        for bx, by in data_lib.iterate_batches(
+            x, y, batch_size=cfg.train.batch_size, seed=cfg.seed, epoch=epoch
+        ):
+            yield methods.Batch(x=bx, y=by)
+
+    def batch_sharding(self):
+        return _mesh.batch_sharding(self.mesh)
+
+    def place(self, batch):
+        return _mesh.shard_batch(batch, self.mesh)
+
+
+class TabularTask(RowBatches):
     """Arrays in, shuffled row batches; linear probe (or classifier accuracy) at the end."""
 
     kind = "tabular"
@@ -124,18 +146,8 @@ class TabularTask:
             f"{ds.num_features} features, {ds.num_classes} classes"
         )
 
-    def batches(self, epoch: int):
-        ds, cfg = self.ds, self.config
-        for x, y in data_lib.iterate_batches(
-            ds.train_x, ds.train_y, batch_size=cfg.train.batch_size, seed=cfg.seed, epoch=epoch
-        ):
-            yield methods.Batch(x=x, y=y)
-
-    def batch_sharding(self):
-        return _mesh.batch_sharding(self.mesh)
-
-    def place(self, batch):
-        return _mesh.shard_batch(batch, self.mesh)
+    def training_rows(self):
+        return self.ds.train_x, self.ds.train_y
 
     def evaluate_at(self, epoch: int) -> bool:
         """The kNN monitor every ``train.knn_every_epochs`` (the probe runs in ``final``)."""
