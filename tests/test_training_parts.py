@@ -58,7 +58,7 @@ def test_valid_config_passes():
         (
             lambda c: c.model.__setattr__("encoder", "vit"),
             "config.model.encoder = 'vit': unknown encoder; known encoders: ['alexnet_half', "
-            "'gcn', 'gin', 'mlp', 'resnet']",
+            "'gcn', 'gin', 'mlp', 'mlp_plain', 'resnet']",
         ),
         (
             lambda c: c.model.__setattr__("encoder", "resnet"),
