@@ -269,9 +269,16 @@ def test_collective_bytes_reads_shapes_and_groups():
             "  %c = (f32[8,8]{1,0}, f32[32,8]{1,0}) all-gather-start(%w), replica_groups={}",
             "  %d = f32[32,8]{1,0} all-gather-done(%c)",
             "  %e = f32[10]{0} add(%p, %q)",
+            "  %f = f32[16]{0} reduce-scatter(%v), replica_groups=[2,4]<=[8], dimensions={0}",
+            "  %g = f32[16]{0} reduce-scatter(%u), replica_groups={}, dimensions={0}",
         ]
     )
-    r = training.collective_bytes(text)
-    assert [o["op"] for o in r["ops"]] == ["all-reduce", "reduce-scatter", "all-gather"]
-    assert [o["bytes"] for o in r["ops"]] == [4 + 2048, 64 * 8 * 4 * 4, 32 * 8 * 4]
+    r = training.collective_bytes(text, num_devices=8)
+    assert [o["op"] for o in r["ops"]] == ["all-reduce", "reduce-scatter", "all-gather"] + [
+        "reduce-scatter"
+    ] * 2
+    assert [o["group_size"] for o in r["ops"]] == [4, 4, 8, 4, 8]
+    assert [o["bytes"] for o in r["ops"]] == [
+        4 + 2048, 64 * 8 * 4 * 4, 32 * 8 * 4, 16 * 4 * 4, 16 * 4 * 8
+    ]  # fmt: skip
     assert r["total"] == sum(o["bytes"] for o in r["ops"])

@@ -52,13 +52,11 @@ def _worker(args) -> None:
     import jax
     import jax.numpy as jnp
 
-    from jaxcl import losses
-
     n, d = args.n, args.dim
     ka, kb, kf = jax.random.split(jax.random.key(0), 3)
     z_a = jax.random.normal(ka, (n, d), jnp.float32)
     z_b = z_a + 0.5 * jax.random.normal(kb, (n, d), jnp.float32)
-    loss = _loss_fn(losses, args.method, kf, args)
+    loss = _loss_fn(args.method, kf, args)
 
     step = jax.jit(jax.value_and_grad(loss, argnums=(0, 1)))
     compiled = step.lower(z_a, z_b).compile()
@@ -86,7 +84,9 @@ def _worker(args) -> None:
     print(json.dumps(result), flush=True)
 
 
-def _loss_fn(losses, method: str, key, args, axis_name=None):
+def _loss_fn(method: str, key, args, axis_name=None):
+    from jaxcl import losses
+
     if method.startswith("infonce"):
         block = BLOCK if method == "infonce_blockwise" else None
         return lambda a, b: losses.infonce(
@@ -105,14 +105,14 @@ def _communication_worker(args) -> None:
     from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec as P
 
-    from jaxcl import losses, training
+    from jaxcl import training
 
     mesh = jax.make_mesh((jax.device_count(),), ("data",))
     rows = NamedSharding(mesh, P("data"))
     for method in args.methods.split(","):
         for n in [int(x) for x in args.ns.split(",")]:
             z = jax.device_put(jnp.zeros((n, args.dim), jnp.float32), rows)
-            loss = _loss_fn(losses, method, jax.random.key(0), args, axis_name="data")
+            loss = _loss_fn(method, jax.random.key(0), args, axis_name="data")
             sharded = jax.shard_map(loss, mesh=mesh, in_specs=(P("data"),) * 2, out_specs=P())
             step = jax.jit(jax.value_and_grad(sharded, argnums=(0, 1)))
             r = training.collective_bytes(step.lower(z, z).compile())

@@ -13,7 +13,8 @@ _ELEMENT_BYTES = {
 COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
 _OP = re.compile(r"=\s*(?P<shape>.+?)\s+(?P<op>" + "|".join(COLLECTIVES) + r")(?P<start>-start)?\(")
 _ARRAY = re.compile(r"(?P<dtype>[a-z]+\d*[a-z0-9]*)\[(?P<dims>[0-9,]*)\]")
-_GROUPS = re.compile(r"replica_groups=\{\{(?P<first>[0-9,]+)\}")
+# replica_groups={{0,1,2,3},{4,...}} (explicit) or =[num_groups,group_size]<=[...] (iota).
+_GROUPS = re.compile(r"replica_groups=(?:\{\{(?P<first>[0-9,]+)\}|\[\d+,(?P<size>\d+)\]<=)")
 
 
 def _array_bytes(text: str) -> list[int]:
@@ -28,7 +29,7 @@ def _array_bytes(text: str) -> list[int]:
     return out
 
 
-def collective_bytes(compiled) -> dict:
+def collective_bytes(compiled, num_devices: int | None = None) -> dict:
     """The collectives of a compiled program and the bytes each operates on, per device.
 
     Reads the optimised HLO (``jax.jit(f).lower(...).compile()``, or its ``as_text()``). For
@@ -42,6 +43,8 @@ def collective_bytes(compiled) -> dict:
 
     Args:
       compiled: a ``jax.stages.Compiled`` or its HLO text.
+      num_devices: the size of a collective's group when the HLO names none
+        (``replica_groups={}``: all devices); default ``jax.device_count()``.
 
     Returns:
       ``{'total': bytes, 'ops': [{'op', 'bytes', 'group_size'}, ...]}`` in program order
@@ -54,6 +57,10 @@ def collective_bytes(compiled) -> dict:
       0
     """
     text = compiled if isinstance(compiled, str) else compiled.as_text()
+    if num_devices is None:
+        import jax
+
+        num_devices = jax.device_count()
     ops = []
     for line in text.splitlines():
         m = _OP.search(line)
@@ -63,7 +70,12 @@ def collective_bytes(compiled) -> dict:
         if m["start"] and m["op"] == "all-gather" and len(sizes) > 1:
             sizes = sizes[len(sizes) // 2 :]  # (operands..., results...): the results
         groups = _GROUPS.search(line)
-        group = len(groups["first"].split(",")) if groups else 1
+        if groups is None:  # replica_groups={}: one group of every device
+            group = num_devices
+        elif groups["size"]:
+            group = int(groups["size"])
+        else:
+            group = len(groups["first"].split(","))
         size = sum(sizes) * (group if m["op"] == "reduce-scatter" else 1)
         ops.append({"op": m["op"], "bytes": size, "group_size": group})
     return {"total": sum(o["bytes"] for o in ops), "ops": ops}

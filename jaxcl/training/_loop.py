@@ -282,7 +282,6 @@ def _run(config, workdir, method, mesh) -> dict:
             # Also when interrupted: a save in flight finishes before this returns or
             # raises, so the workdir holds what a rerun resumes from.
             checkpointer.wait()
-    checkpointer.wait()
     train_seconds = time.perf_counter() - t_start
 
     t_eval = time.perf_counter()

@@ -94,13 +94,17 @@ class PairedTask(RowBatches):
 
     def final(self, features_fn, logits_fn, history: list[dict]) -> dict:
         del logits_fn
-        last = self.evaluate(features_fn, self.config.train.get("epochs", 0))
-        curve = [h["cv_top1"] for h in history if "cv_top1" in h]
+        epochs = self.config.train.get("epochs", 0)
+        done = [h for h in history if "cv_top1" in h]
+        # The last epoch's evaluation when it ran already (eval_every_epochs divides epochs).
+        last = done[-1] if done and done[-1]["epoch"] == epochs else None
+        last = last or self.evaluate(features_fn, epochs)
+        curve = [h["cv_top1"] for h in done]
         return {
             "test_top1": last["cv_top1"],
             "fold_std": last["cv_top1_std"],
             "per_epoch_top1": curve,
-            "evaluated_epochs": [h["epoch"] for h in history if "cv_top1" in h],
+            "evaluated_epochs": [h["epoch"] for h in done],
         }
 
 
