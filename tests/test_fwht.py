@@ -62,7 +62,7 @@ def test_leading_batch_shape():
 )
 def test_tiled_path_matches_reference(rows):
     d = 1024
-    assert rows * d * 4 > _fwht._DIRECT_BYTES, "input too small to take the tiled path"
+    assert rows * d * 4 > _fwht._TILE_BYTES, "input too small to take the tiled path"
     x = randn((rows, d), seed=rows)
     np.testing.assert_allclose(jax.jit(fwht)(x), np_fwht(x), rtol=1e-5, atol=1e-5)
 
@@ -72,7 +72,7 @@ def test_untiled_stages_match_tiled():
     x = jnp.asarray(randn((4099, 256), seed=3))  # prime rows, over one tile
     radices = _fwht._radices(256)
     untiled = _fwht._stages(x, radices, 1 / 16)
-    tiled = _fwht._tiled(x, radices, 1 / 16)
+    tiled = _fwht._tiled(lambda t: _fwht._stages(t, radices, 1 / 16), x, tile_rows=1024)
     np.testing.assert_allclose(untiled, np_fwht(x), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(tiled, untiled, rtol=1e-6, atol=1e-6)
 

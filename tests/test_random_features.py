@@ -9,6 +9,7 @@ import scipy.special
 from jax.test_util import check_grads
 
 from jaxcl import random_features as rf
+from jaxcl.random_features import _sorf
 
 TAU = 0.5
 
@@ -113,7 +114,8 @@ def test_rff_features_matches_reference_under_jit():
     np.testing.assert_allclose(got, np_rff(z, params.omega, TAU), rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("dim, num_features", [(100, 300), (64, 64), (1, 3), (5, 2)])
+# (300, 1100): padded_dim 512 takes the FWHT path, the others the dense one.
+@pytest.mark.parametrize("dim, num_features", [(100, 300), (64, 64), (1, 3), (5, 2), (300, 1100)])
 def test_sorf_projection_matches_dense_reference(dim, num_features):
     params = rf.draw_sorf(jax.random.key(dim), dim, num_features)
     z = randn((4, dim), seed=dim)
@@ -394,10 +396,11 @@ def _dot_contraction_sizes(jaxpr):
     return sizes
 
 
-@pytest.mark.parametrize("dim, batch", [(100, 8), (512, 4096)])
-def test_sorf_never_multiplies_by_a_dense_padded_dim_matrix(dim, batch):
+@pytest.mark.parametrize("dim, batch", [(300, 8), (512, 4096)])
+def test_sorf_fwht_path_never_multiplies_by_a_dense_padded_dim_matrix(dim, batch):
     params = rf.draw_sorf(jax.random.key(0), dim, 2 * dim)
     padded = params.signs.shape[-1]
+    assert padded > _sorf._DENSE_MAX_DIM
     closed = jax.make_jaxpr(lambda z: rf.sorf_projection(z, params, temperature=TAU))(
         jnp.zeros((batch, dim))
     )
@@ -406,6 +409,46 @@ def test_sorf_never_multiplies_by_a_dense_padded_dim_matrix(dim, batch):
     assert max(sizes) < padded, sizes
     for const in closed.consts:
         assert np.shape(const)[-2:] != (padded, padded)
+
+
+def test_sorf_small_padded_dim_is_one_dense_matmul_over_dim():
+    params = rf.draw_sorf(jax.random.key(0), 100, 300)  # padded_dim 128: the dense path
+    closed = jax.make_jaxpr(lambda z: rf.sorf_projection(z, params, temperature=TAU))(
+        jnp.zeros((64, 100))
+    )
+    # the Hadamard stages (contracting <= 16) build W_SORF from the identity, then z @ W_SORF
+    assert sorted(set(_dot_contraction_sizes(closed.jaxpr)))[-1] == 100
+
+
+@pytest.mark.parametrize(
+    "dim, num_features, rows, norms",
+    [
+        (5, 2, 3, "fixed"),
+        (100, 300, 7, "chi"),
+        (256, 256, 1031, "fixed"),  # 1031 rows of 1 KiB: tiles plus a tail on CPU
+        (300, 1100, 1031, "chi"),  # [1031, 2048] intermediates: tiled with a tail
+        (512, 512, 4096, "fixed"),  # tiles that divide the rows
+    ],
+)
+def test_sorf_dense_and_fwht_paths_agree(dim, num_features, rows, norms):
+    params = rf.draw_sorf(jax.random.key(dim), dim, num_features, norms=norms)
+    z = jnp.asarray(randn((rows, dim), seed=dim))
+    g = jnp.asarray(randn((rows, num_features), seed=dim + 1))
+
+    def value_and_grad(path):
+        def f(z):
+            return jnp.sum(_sorf._projection(z, params, TAU, path=path) * g)
+
+        proj = jax.jit(lambda z: _sorf._projection(z, params, TAU, path=path))(z)
+        return proj, jax.jit(jax.grad(f))(z)
+
+    (p_dense, g_dense), (p_fwht, g_fwht) = value_and_grad("dense"), value_and_grad("fwht")
+    np.testing.assert_allclose(p_dense, p_fwht, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(g_dense, g_fwht, rtol=1e-4, atol=1e-4)
+    want = np_sorf_projection(np.asarray(z), params, TAU)
+    if params.scales is not None:  # column j is row j % p of block j // p
+        want = want * np.asarray(params.scales).reshape(-1)[:num_features]
+    np.testing.assert_allclose(p_fwht, want, rtol=1e-4, atol=1e-4)
 
 
 # ----------------------------------------------------------------------------- bad input
@@ -482,7 +525,9 @@ def test_draw_sorf_chi_norms_rescale_the_fixed_rows():
     assert abs(sq.var() / (2 / 16) - 1.0) < 0.1
     z = randn((5, 16))
     want = rf.sorf_projection(z, fixed, temperature=0.5) * chi.scales.reshape(-1)
-    np.testing.assert_allclose(rf.sorf_projection(z, chi, temperature=0.5), want, rtol=1e-5)
+    np.testing.assert_allclose(
+        rf.sorf_projection(z, chi, temperature=0.5), want, rtol=1e-5, atol=1e-5
+    )
 
 
 def _orthogonal_pair_estimates(norms, dim=16, temperature=0.5, draws=2000):

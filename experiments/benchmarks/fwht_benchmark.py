@@ -269,9 +269,10 @@ def run_sweep(args):
             scale = 1 / math.sqrt(d)
             cells = []
             for mb in tiles_mb:
+                stages = functools.partial(_fwht._stages, radices=radices, scale=scale)
                 fn = jax.jit(
                     functools.partial(
-                        _fwht._tiled, radices=radices, scale=scale, tile_bytes=int(mb * 2**20)
+                        _fwht.map_row_tiles, stages, row_bytes=4 * d, tile_bytes=int(mb * 2**20)
                     )
                 )
                 cells.append(time_ms(fn, x, repeats=args.repeats)["median_ms"])

@@ -41,9 +41,6 @@ _LOG2_MAX_RADIX = 6
 # (1-4 MiB were equivalent in the sweep; 0.5 MiB and untiled were slower).
 _TILE_BYTES = 2 * 2**20
 
-# Below this many bytes the whole input is one tile anyway.
-_DIRECT_BYTES = _TILE_BYTES
-
 
 def _radices(d: int) -> tuple[int, ...]:
     """The Hadamard block sizes, one per stage, whose product is ``d`` (a power of two)."""
@@ -88,22 +85,39 @@ def _stages(x: jax.Array, radices: tuple[int, ...], scale: float) -> jax.Array:
     return y.reshape(rows, d)
 
 
-def _tiled(
-    x: jax.Array, radices: tuple[int, ...], scale: float, tile_bytes: int = _TILE_BYTES
-) -> jax.Array:
-    """`_stages` applied tile by tile, so that each tile stays in cache across the stages."""
-    rows, d = x.shape
-    apply = functools.partial(_stages, radices=radices, scale=scale)
-    tile_rows = max(1, tile_bytes // (d * x.dtype.itemsize))
+def map_row_tiles(fn, x: jax.Array, row_bytes: int, tile_bytes: int = _TILE_BYTES) -> jax.Array:
+    """``fn`` applied to ``[rows, ...]`` ``x`` one tile of rows at a time, on CPU only.
+
+    ``fn`` must act on rows independently. A tile holds about ``tile_bytes`` when a row costs
+    ``row_bytes``, so that every step of ``fn`` on one tile runs out of cache. On GPU/TPU ``fn``
+    is applied to all rows at once: there it is one large kernel per step, and a sequential
+    loop over tiles would only serialise it.
+    """
+    rows = x.shape[0]
+    tile_rows = max(1, tile_bytes // max(1, row_bytes))
     if rows <= tile_rows:
-        return apply(x)
+        return fn(x)
+    return lax.platform_dependent(
+        x, cpu=functools.partial(_tiled, fn, tile_rows=tile_rows), default=fn
+    )
+
+
+def _tiled(fn, x: jax.Array, tile_rows: int) -> jax.Array:
+    """``fn`` mapped over tiles of ``tile_rows`` rows (or an even divisor near it)."""
+    rows = x.shape[0]
     divisor = _blocks.even_block(rows, tile_rows)
     if divisor is not None:
-        tiles = x.reshape(rows // divisor, divisor, d)
-        return lax.map(apply, tiles).reshape(rows, d)
+        tiles = x.reshape(rows // divisor, divisor, *x.shape[1:])
+        out = lax.map(fn, tiles)
+        return out.reshape(rows, *out.shape[2:])
     main = rows - rows % tile_rows
-    head = lax.map(apply, x[:main].reshape(main // tile_rows, tile_rows, d)).reshape(main, d)
-    return jnp.concatenate([head, apply(x[main:])], axis=0)
+    head = lax.map(fn, x[:main].reshape(main // tile_rows, tile_rows, *x.shape[1:]))
+    return jnp.concatenate([head.reshape(main, *head.shape[2:]), fn(x[main:])], axis=0)
+
+
+def transform_rows(x: jax.Array, scale: float) -> jax.Array:
+    """``x @ H_d * scale`` for a ``[rows, d]`` array, ``d`` a power of two, untiled."""
+    return _stages(x, _radices(x.shape[1]), scale)
 
 
 def fwht(x: jax.typing.ArrayLike) -> jax.Array:
@@ -152,14 +166,6 @@ def fwht(x: jax.typing.ArrayLike) -> jax.Array:
     compute_dtype = jnp.promote_types(x.dtype, jnp.float32)
     rows = x.size // d
     flat = x.reshape(rows, d).astype(compute_dtype)
-    radices = _radices(d)
-    scale = 1.0 / math.sqrt(d)
-    if flat.size * flat.dtype.itemsize <= _DIRECT_BYTES:
-        out = _stages(flat, radices, scale)
-    else:
-        out = lax.platform_dependent(
-            flat,
-            cpu=functools.partial(_tiled, radices=radices, scale=scale),
-            default=functools.partial(_stages, radices=radices, scale=scale),
-        )
+    apply = functools.partial(_stages, radices=_radices(d), scale=1.0 / math.sqrt(d))
+    out = map_row_tiles(apply, flat, row_bytes=d * flat.dtype.itemsize)
     return out.astype(x.dtype).reshape(x.shape)

@@ -4,13 +4,24 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 
 import jax
 import jax.numpy as jnp
 
 from jaxcl import _checks
+from jaxcl.random_features import _fwht
 from jaxcl.random_features._common import check_draw, cos_sin, feature_map
-from jaxcl.random_features._fwht import fwht
+
+# Up to this padded dimension the projection is one dense matmul with W_SORF, built each call
+# from the identity (three transforms of a [dim, D] array); above it, the FWHT chain runs tile
+# by tile. Both compute the same W_SORF z. At small p a dense matmul does about as many flops
+# as the chain's small Hadamard matmuls and runs them more efficiently. Measured on 2 CPU cores
+# (4096 rows, D = max(1024, p), projection + cos/sin sums, forward + backward; `python
+# experiments/benchmarks/sorf_speed_benchmark.py`): dense ran level with RFF up to p = 256,
+# where the chain was 5-25% slower; at p = 512 all three tied; at p = 1024 the chain took 0.72x
+# RFF's time and at 2048 0.45x, while dense stayed level with RFF.
+_DENSE_MAX_DIM = 256
 
 
 @functools.partial(
@@ -94,20 +105,47 @@ def _check_params(fn: str, params) -> SORFParams:
     return params
 
 
-def _projection(z: jax.Array, params: SORFParams, temperature) -> jax.Array:
-    """`sorf_projection` on validated inputs in their compute dtype."""
+def _chain(z: jax.Array, params: SORFParams, temperature) -> jax.Array:
+    """``W_SORF z`` for ``[rows, dim]`` ``z`` through the FWHT: ``[rows, num_features]``."""
     num_blocks, _, padded_dim = params.signs.shape
-    z = jnp.pad(z, [(0, 0)] * (z.ndim - 1) + [(0, padded_dim - params.dim)])
+    rows = z.shape[0]
     signs = params.signs.astype(z.dtype)
-    # One fwht call per factor over all blocks at once ([..., num_blocks, p]): the blocks become
-    # extra rows of the same transform instead of a Python loop of small launches.
-    v = fwht(z[..., None, :] * signs[:, 2])
-    v = fwht(v * signs[:, 1])
-    v = fwht(v * signs[:, 0])
+    scale = 1.0 / math.sqrt(padded_dim)
+
+    def transform(v):  # the blocks are extra rows of one transform: [rows * num_blocks, p]
+        return _fwht.transform_rows(v.reshape(-1, padded_dim), scale).reshape(v.shape)
+
+    v = jnp.pad(z, [(0, 0), (0, padded_dim - params.dim)])[:, None, :] * signs[:, 2]
+    v = transform(transform(transform(v) * signs[:, 1]) * signs[:, 0])
     if params.scales is not None:
         v = v * params.scales.astype(z.dtype)
-    v = v.reshape(*v.shape[:-2], num_blocks * padded_dim)[..., : params.num_features]
+    v = v.reshape(rows, num_blocks * padded_dim)[:, : params.num_features]
     return v * jnp.sqrt(padded_dim / jnp.asarray(temperature, z.dtype))
+
+
+def _projection(z: jax.Array, params: SORFParams, temperature, path: str | None = None):
+    """`sorf_projection` on validated inputs in their compute dtype.
+
+    ``path`` ('dense' or 'fwht', default: by ``padded_dim``) is for benchmarks and tests; both
+    compute the same ``W_SORF z``.
+    """
+    num_blocks, _, padded_dim = params.signs.shape
+    if path is None:
+        path = "dense" if padded_dim <= _DENSE_MAX_DIM else "fwht"
+    flat = z.reshape(-1, params.dim)
+    if path == "dense":
+        # Rows of W_SORF^T are the projections of the unit vectors (p * D * log p work, once).
+        w_t = _chain(jnp.eye(params.dim, dtype=z.dtype), params, temperature)
+        out = jnp.matmul(flat, w_t, preferred_element_type=z.dtype)
+    else:
+        # The whole chain on one tile of rows before the next (CPU): its intermediates stay in
+        # cache, where three separate fwht calls would each stream the [rows, D] array.
+        out = _fwht.map_row_tiles(
+            functools.partial(_chain, params=params, temperature=temperature),
+            flat,
+            row_bytes=num_blocks * padded_dim * z.dtype.itemsize,
+        )
+    return out.reshape(*z.shape[:-1], params.num_features)
 
 
 def sorf_projection(z: jax.typing.ArrayLike, params: SORFParams, *, temperature) -> jax.Array:
@@ -115,10 +153,16 @@ def sorf_projection(z: jax.typing.ArrayLike, params: SORFParams, *, temperature)
 
     Per block ``t``, ``W_t z = sqrt(p / temperature) * H D_1 H D_2 H D_3 z_pad`` where ``p`` is
     ``padded_dim``, ``z_pad`` is ``z`` zero-padded to ``p``, ``H`` is the orthonormal
-    Walsh-Hadamard matrix (applied with ``fwht``, never formed) and ``D_i = diag(signs[t, i-1])``.
-    The blocks are concatenated and the surplus columns dropped. Each row of ``sqrt(p) H D_1 H
-    D_2 H D_3`` has norm ``sqrt(p)`` like a ``p``-dimensional Gaussian vector, and the rows of a
-    block are exactly orthogonal. Cost ``O(D log p)`` per input instead of ``O(D d)``.
+    Walsh-Hadamard matrix (applied with the FWHT, never formed) and ``D_i = diag(signs[t,
+    i-1])``. The blocks are concatenated and the surplus columns dropped. Each row of ``sqrt(p)
+    H D_1 H D_2 H D_3`` has norm ``sqrt(p)`` like a ``p``-dimensional Gaussian vector, and the
+    rows of a block are exactly orthogonal.
+
+    Cost: for ``p > 256`` the chain runs on every input, ``O(D log p)`` per input instead of
+    RFF's ``O(D d)``. For ``p <= 256`` the chain is run once on the identity to build
+    ``W_SORF`` (``O(p D log p)``), which is then applied as one dense matmul like RFF's
+    projection: at that size the matmul is the faster of the two on CPU (the crossover is
+    measured by ``experiments/benchmarks/sorf_speed_benchmark.py``). Both give the same values.
 
     Args:
       z: ``[..., dim]`` floating inputs, zero-padded to ``padded_dim`` inside.
