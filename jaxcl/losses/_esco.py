@@ -15,12 +15,12 @@ from jaxcl.random_features import (
     PositiveParams,
     RFFParams,
     SORFParams,
+    _sorf,
     draw_positive,
     draw_rff,
     draw_sorf,
     positive_log_features,
     rff_projection,
-    sorf_projection,
 )
 
 METHODS = ("exact", "rff", "sorf", "positive")
@@ -322,13 +322,19 @@ def esco_loss(
             # Phi(z) = [cos p, sin p] / sqrt(D) with p the projection, so a kernel sum is
             # (cos p_i . sum_j cos p_j + sin p_i . sum_j sin p_j) / D: the [N, 2D] feature
             # array is never built.
-            project = rff_projection if method == "rff" else sorf_projection
+            if method == "rff":
+
+                def project(z):
+                    return rff_projection(z, params, temperature=temperature)
+
+            else:  # built here, outside the loops over row blocks (W_SORF, when dense)
+                project = _sorf.projector(params, temperature)
 
             def block_sums(za, zb, w):
                 out = {}
                 for name, z in (("a", za), ("b", zb)):
                     if name in needed:
-                        p = project(prep(z), params, temperature=temperature)
+                        p = project(prep(z))
                         out[name] = (
                             jnp.sum(jnp.where(w[:, None], jnp.cos(p), 0.0), axis=0),
                             jnp.sum(jnp.where(w[:, None], jnp.sin(p), 0.0), axis=0),
@@ -348,7 +354,7 @@ def esco_loss(
                 log_floor = jnp.log(num_negatives) + math.log(_TINY)
 
             def estimate(x, name):
-                p = project(x, params, temperature=temperature)
+                p = project(x)
                 cos_sum, sin_sum = sums[name]
                 return (jnp.cos(p) @ cos_sum + jnp.sin(p) @ sin_sum) / d_features
 

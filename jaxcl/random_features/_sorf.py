@@ -123,29 +123,44 @@ def _chain(z: jax.Array, params: SORFParams, temperature) -> jax.Array:
     return v * jnp.sqrt(padded_dim / jnp.asarray(temperature, z.dtype))
 
 
-def _projection(z: jax.Array, params: SORFParams, temperature, path: str | None = None):
-    """`sorf_projection` on validated inputs in their compute dtype.
+def projector(params: SORFParams, temperature, path: str | None = None):
+    """``z -> W_SORF z`` for ``[..., dim]`` float inputs already in their compute dtype.
 
-    ``path`` ('dense' or 'fwht', default: by ``padded_dim``) is for benchmarks and tests; both
-    compute the same ``W_SORF z``.
+    On the dense path (``padded_dim <= 256``) ``W_SORF`` is built here, once: code that
+    projects many blocks of rows (ESCo's chunked sums) calls the returned function in its loop
+    without rebuilding it. ``path`` ('dense' or 'fwht', default: by ``padded_dim``) is for
+    benchmarks and tests; both compute the same ``W_SORF z``.
     """
     num_blocks, _, padded_dim = params.signs.shape
     if path is None:
         path = "dense" if padded_dim <= _DENSE_MAX_DIM else "fwht"
-    flat = z.reshape(-1, params.dim)
     if path == "dense":
         # Rows of W_SORF^T are the projections of the unit vectors (p * D * log p work, once).
-        w_t = _chain(jnp.eye(params.dim, dtype=z.dtype), params, temperature)
-        out = jnp.matmul(flat, w_t, preferred_element_type=z.dtype)
+        w_t = _chain(jnp.eye(params.dim, dtype=jnp.float32), params, temperature)
+
+        def apply(flat):
+            return jnp.matmul(flat, w_t.astype(flat.dtype), preferred_element_type=flat.dtype)
+
     else:
-        # The whole chain on one tile of rows before the next (CPU): its intermediates stay in
-        # cache, where three separate fwht calls would each stream the [rows, D] array.
-        out = _fwht.map_row_tiles(
-            functools.partial(_chain, params=params, temperature=temperature),
-            flat,
-            row_bytes=num_blocks * padded_dim * z.dtype.itemsize,
-        )
-    return out.reshape(*z.shape[:-1], params.num_features)
+        # The whole chain on one tile of rows before the next (CPU): its intermediates stay
+        # in cache, where three separate fwht calls would each stream the [rows, D] array.
+        def apply(flat):
+            return _fwht.map_row_tiles(
+                functools.partial(_chain, params=params, temperature=temperature),
+                flat,
+                row_bytes=num_blocks * padded_dim * flat.dtype.itemsize,
+            )
+
+    def project(z):
+        out = apply(z.reshape(-1, params.dim))
+        return out.reshape(*z.shape[:-1], params.num_features)
+
+    return project
+
+
+def _projection(z: jax.Array, params: SORFParams, temperature, path: str | None = None):
+    """`sorf_projection` on validated inputs in their compute dtype."""
+    return projector(params, temperature, path)(z)
 
 
 def sorf_projection(z: jax.typing.ArrayLike, params: SORFParams, *, temperature) -> jax.Array:
