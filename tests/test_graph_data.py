@@ -25,6 +25,7 @@ from jaxcl.data import (
     load_tu,
     random_node_split,
     stratified_kfold,
+    synthetic_planetoid,
 )
 
 GIN_SETS = {  # name: (graphs, classes, graphs per class)
@@ -339,6 +340,34 @@ def test_planetoid(data_dir, name, nodes, features, classes, edges, train):
     np.testing.assert_array_equal(np.flatnonzero(ds.test_mask), np.sort(test_idx))
     listed = {(k, v) for k, vs in graph.items() for v in vs if k != v}
     assert _edge_set(ds.senders, ds.receivers) == listed | {(v, k) for k, v in listed}
+
+
+@pytest.mark.parametrize("name", ["cora", "citeseer"])
+def test_synthetic_planetoid_has_the_real_sets_sizes(data_dir, name):
+    real, fake = _planetoid(data_dir, name), synthetic_planetoid(name, seed=1)
+    sizes = [(ds.num_nodes, ds.num_features, ds.num_classes, ds.num_edges) for ds in (real, fake)]
+    assert sizes[0] == sizes[1]
+    nonzero = [np.mean(np.count_nonzero(ds.node_features, axis=1)) for ds in (real, fake)]
+    assert abs(nonzero[0] - nonzero[1]) < 1.0, nonzero
+
+
+def test_synthetic_planetoid_pubmed_is_a_valid_seeded_graph():
+    ds = synthetic_planetoid("pubmed", seed=3, normalize_features=True)
+    assert (ds.num_nodes, ds.num_features, ds.num_classes, ds.num_edges) == (19717, 500, 3, 88648)
+    assert ds.name == "pubmed (synthetic)"
+    _check_edges(ds.senders, ds.receivers, ds.num_nodes)
+    np.testing.assert_allclose(ds.node_features.sum(1), 1.0, rtol=1e-5)
+    assert np.all(np.count_nonzero(ds.node_features, axis=1) == 50)
+    masks = np.stack([ds.train_mask, ds.val_mask, ds.test_mask])
+    assert masks.sum(1).tolist() == [60, 500, 1000] and masks.sum(0).max() == 1
+    assert np.bincount(ds.labels[ds.train_mask]).tolist() == [20, 20, 20]
+    again = synthetic_planetoid("pubmed", seed=3, normalize_features=True)
+    np.testing.assert_array_equal(again.senders, ds.senders)
+    np.testing.assert_array_equal(again.node_features, ds.node_features)
+    other = synthetic_planetoid("pubmed", seed=4)
+    assert not np.array_equal(other.senders, ds.senders)
+    with pytest.raises(ValueError, match=r"synthetic_planetoid: `name` must be one of .*'ogbn'"):
+        synthetic_planetoid("ogbn")
 
 
 def test_citeseer_isolated_test_gap(data_dir):

@@ -347,6 +347,9 @@ def _experiment(path, arg=None):
         ("experiments/grace/cora.py", "sorf"),
         ("experiments/grace/citeseer.py", None),
         ("experiments/grace/citeseer.py", "rff"),
+        ("experiments/grace/pubmed.py", None),
+        ("experiments/grace/pubmed.py", "rff"),
+        ("experiments/grace/pubmed.py", "sorf,quick"),
         ("experiments/mvgrl/cora.py", None),
         ("experiments/mvgrl/cora.py", "quick"),
     ],
@@ -357,9 +360,8 @@ def test_experiment_configs_validate(path, arg):
 
 
 def test_grace_configs_hold_esco_table_4():
-    cora, citeseer = (
-        _experiment("experiments/grace/cora.py"),
-        _experiment("experiments/grace/citeseer.py"),
+    cora, citeseer, pubmed = (
+        _experiment(f"experiments/grace/{name}.py") for name in ("cora", "citeseer", "pubmed")
     )
     got = [
         (
@@ -374,12 +376,17 @@ def test_grace_configs_hold_esco_table_4():
             c.method.p_f2,
             c.method.temperature,
         )
-        for c in (cora, citeseer)
+        for c in (cora, citeseer, pubmed)
     ]
     assert got == [
         (400, 1e-4, 1e-5, 512, 512, 0.2, 0.3, 0.3, 0.3, 0.5),
         (200, 1e-3, 1e-5, 256, 256, 0.2, 0.0, 0.3, 0.2, 0.9),
+        (1500, 1e-4, 1e-5, 256, 256, 0.4, 0.1, 0.0, 0.2, 0.7),
     ]
+    assert pubmed.data.synthetic and not cora.data.synthetic  # Pubmed's files are not here
+    for loss in ("rff", "sorf"):
+        esco = _experiment("experiments/grace/pubmed.py", loss)
+        assert (esco.method.lam, esco.method.num_features) == (1.5, 1024)
     esco = _experiment("experiments/grace/cora.py", "sorf")
     assert (esco.method.name, esco.method.rf_method, esco.method.lam) == ("grace_esco", "sorf", 1.2)
 
@@ -398,6 +405,16 @@ def test_short_run_on_cora_trains_and_evaluates(tmp_path, data_dir, name):
     assert results["steps"] == 3 and np.isfinite(results["final_loss"])
     assert 0.0 < results["test_top1"] <= 1.0
     assert json.loads((tmp_path / "results.json").read_text())["method"] == name
+
+
+def test_synthetic_graph_run_needs_no_files(tmp_path):
+    c = _experiment("experiments/grace/citeseer.py", "rff,quick")
+    c.data.synthetic = True
+    c.data.data_dir = str(tmp_path / "nowhere")  # not read
+    c.model.encoder_width = c.model.head_width = c.model.embed_dim = 16
+    c.train.epochs = 2
+    results = training.train_and_evaluate(c, str(tmp_path / "run"))
+    assert results["steps"] == 2 and np.isfinite(results["final_loss"])
 
 
 def test_configs_find_the_shared_data_beside_the_checkout(monkeypatch, data_dir):

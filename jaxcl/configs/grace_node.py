@@ -1,10 +1,11 @@
-"""GRACE on Cora and Citeseer with ESCo's hyperparameters (ESCo §5.2.2, Appendix B.3, Table 4).
+"""GRACE on Cora, Citeseer and Pubmed with ESCo's hyperparameters (ESCo §5.2.2, App. B.3,
+Table 4).
 
 Each data set has its own file in ``experiments/grace/`` that calls :func:`make`. The
 setup (GRACE's, which ESCo follows): features divided by their row sums (PyG's
 ``NormalizeFeatures``); two views by edge dropping and feature masking; a 2-layer GCN of
-widths ``(2 d_e, d_e)`` with the activation of GRACE's ``config.yaml`` (ReLU for Cora,
-PReLU for Citeseer; ESCo's Table 4 does not list it); projection head
+widths ``(2 d_e, d_e)`` with the activation of GRACE's ``config.yaml`` (ReLU for Cora and
+Pubmed, PReLU for Citeseer; ESCo's Table 4 does not list it); projection head
 ``fc2(ELU(fc1(.)))`` of widths ``(d_p, d_e)``; GRACE's loss; full-graph steps; torch
 ``Adam(lr, weight_decay)`` (``optim.name='adam_l2'``: L2 added to every gradient) at a
 constant learning rate. Evaluation: a logistic regression on the frozen, l2-normalised
@@ -54,6 +55,17 @@ SETUPS = {
         method=dict(p_e1=0.2, p_e2=0.0, p_f1=0.3, p_f2=0.2, temperature=0.9, activation="prelu"),
         lam={"rff": 2.0, "sorf": 2.1},
     ),
+    # Pubmed's files are not here: its rows run on a random graph of its size
+    # (--config.data.synthetic=True), for time and memory only.
+    "pubmed": dict(
+        epochs=1500,
+        lr=1e-4,
+        weight_decay=1e-5,
+        d_e=256,
+        d_p=256,
+        method=dict(p_e1=0.4, p_e2=0.1, p_f1=0.0, p_f2=0.2, temperature=0.7, activation="relu"),
+        lam={"rff": 1.5, "sorf": 1.5},
+    ),
 }
 LOSSES = ("rff", "sorf")
 
@@ -62,7 +74,7 @@ def make(dataset: str, arg: str | None = None) -> ml_collections.ConfigDict:
     """The config of GRACE, or ESCo-GRACE (``grace_esco``) when ``arg`` names ``rff``/``sorf``.
 
     Args:
-      dataset: ``'cora'`` or ``'citeseer'``.
+      dataset: ``'cora'``, ``'citeseer'`` or ``'pubmed'``.
       arg: the config argument: optionally ``rff`` or ``sorf`` (ESCo with that estimator)
         and optionally ``quick``, comma-separated.
     """

@@ -13,7 +13,8 @@ Graphs: TU's own format (:func:`load_tu`), the GIN text format (:func:`load_gin`
 Planetoid's ``ind.*`` files (:func:`load_planetoid`) give :class:`GraphDataset` /
 :class:`NodeDataset`; splits for graph and node classification.
 
-Synthetic: :func:`esco_synthetic` makes ESCo's two-view data set (:class:`PairedViews`).
+Synthetic: :func:`esco_synthetic` makes ESCo's two-view data set (:class:`PairedViews`);
+:func:`synthetic_planetoid` a random graph of Cora's, Citeseer's or Pubmed's size (timing).
 """
 
 from jaxcl.data._arrays import ArrayDataset, FeatureTransform
@@ -30,6 +31,7 @@ from jaxcl.data._images import ImageSource, epoch_order, image_batches, open_ima
 from jaxcl.data._planetoid import load_planetoid
 from jaxcl.data._sklearn import load_digits_tabular
 from jaxcl.data._splits import random_node_split, stratified_kfold
+from jaxcl.data._synthetic_graph import synthetic_planetoid
 from jaxcl.data._tfds import load_tfds_array_record
 from jaxcl.data._tfds_write import prepare_fashion_mnist, write_tfds_images
 from jaxcl.data._tu import load_tu
@@ -61,5 +63,6 @@ __all__ = [
     "random_node_split",
     "read_idx",
     "stratified_kfold",
+    "synthetic_planetoid",
     "write_tfds_images",
 ]

@@ -279,9 +279,8 @@ def _fail(path, value, expected):
 
 def _number(path, value, *, minimum=None, exclusive=False, integer=False, maximum=None):
     integral = numbers.Integral if integer else numbers.Real
-    ok_type = isinstance(value, integral) and not isinstance(value, bool)
     kind = "an integer" if integer else "a number"
-    if not ok_type:
+    if not isinstance(value, integral) or isinstance(value, bool):
         _fail(path, value, kind)
     if not math.isfinite(value):
         _fail(path, value, f"a finite {kind[2:] if integer else 'number'}")
@@ -364,6 +363,7 @@ CHECKS = {
     "data.drop_node_tag": lambda p, v: _number(p, v, minimum=-1, integer=True),
     "data.padding_anchors": _anchors,
     "data.normalize_features": _flag,
+    "data.synthetic": _flag,
     "data.permutation_seed": _nonnegative_int,
     "data.num_samples": _positive_int,
     "data.num_features": _positive_int,

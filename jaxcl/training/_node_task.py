@@ -13,7 +13,7 @@ from jaxcl import evaluation, graphs, methods
 from jaxcl.training import _mesh, _task
 from jaxcl.training._graph_task import data_root
 
-DATASETS = ("cora", "citeseer")
+DATASETS = ("cora", "citeseer", "pubmed")
 
 
 def config_defaults(data: str, method, config) -> dict:
@@ -25,6 +25,9 @@ def config_defaults(data: str, method, config) -> dict:
             "data_dir": "",  # the folder holding planetoid/ ("" = $JAXCL_DATA_DIR)
             # Divide each feature row by its sum (GCN's, GRACE's and MVGRL's input).
             "normalize_features": False,
+            # A random graph of the named set's size instead of its files
+            # (data.synthetic_planetoid): for timing and memory, its labels are noise.
+            "synthetic": False,
         },
         "eval": {
             "node_split": "random",  # random (GRACE's 10/10/80) | public (Planetoid)
@@ -47,12 +50,19 @@ class NodeClassificationTask:
         self.config = config
         self.method = method
         self.mesh = mesh
-        root = data_root(config.data)
-        self.ds = data_lib.load_planetoid(
-            os.path.join(root, "planetoid"),
-            config.data.name,
-            normalize_features=config.data.normalize_features,
-        )
+        if config.data.synthetic:
+            ds = data_lib.synthetic_planetoid(
+                config.data.name,
+                seed=config.seed,
+                normalize_features=config.data.normalize_features,
+            )
+        else:
+            ds = data_lib.load_planetoid(
+                os.path.join(data_root(config.data), "planetoid"),
+                config.data.name,
+                normalize_features=config.data.normalize_features,
+            )
+        self.ds = ds
         self.name = config.data.name
         self.spec = methods.DataSpec("node", self.ds.node_features.shape[1], self.ds.num_classes)
         # The inputs are the same every step: placed on the devices once. Usually the graph
