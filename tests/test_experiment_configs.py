@@ -46,6 +46,11 @@ CASES = (
         for row in ("none", "simclr", "rff", "sorf")
         for a in (None, "cpu", "quick")
     ]
+    + [
+        (f"experiments/esco/image_{row}.py", a)
+        for row in ("simclr", "rff", "sorf")
+        for a in (None, "cifar100", "stl10", "cpu")
+    ]
 )
 
 
@@ -54,6 +59,24 @@ def test_experiment_config_validates(path, arg):
     c = _load(path).get_config(arg)
     for cfg in training.variant_configs(c).values() if "variants" in c else [c]:
         training.validate(cfg)
+
+
+def test_esco_image_rows_hold_appendix_c():
+    for arg, lam in ((None, 1.04), ("cifar100", 1.08), ("stl10", 1.04), ("cpu", 1.04)):
+        rff = _load("experiments/esco/image_rff.py").get_config(arg)
+        simclr = _load("experiments/esco/image_simclr.py").get_config(arg)
+        assert (rff.method.name, rff.method.lam, rff.method.num_features) == (
+            "esco_simclr", lam, 1024
+        )  # fmt: skip
+        assert simclr.method.name == "simclr" and simclr.method.temperature == 0.5
+        for c in (rff, simclr):  # the same setup but the loss
+            assert (c.optim.name, c.optim.lr, c.optim.weight_decay) == ("adam", 1e-3, 0.0)
+            assert c.model.to_dict() == simclr.model.to_dict()
+    paper = _load("experiments/esco/image_sorf.py").get_config(None)
+    assert (paper.model.resnet_depth, paper.train.batch_size, paper.train.epochs) == (50, 512, 500)
+    assert (paper.model.head_width, paper.model.embed_dim, paper.method.rf_method) == (
+        512, 128, "sorf"
+    )  # fmt: skip
 
 
 def test_every_experiment_docstring_has_numbers_not_placeholders():

@@ -85,6 +85,24 @@ def test_simclr_dacl_loss_is_the_sum_of_both_losses():
     np.testing.assert_allclose(loss, simclr + 0.7 * dacl, rtol=1e-5)
 
 
+def test_esco_simclr_with_exact_kernel_at_half_over_tau_is_simclr():
+    batch, model, key = _images_batch(), Flat(300, nnx.Rngs(0)), jax.random.key(2)
+    simclr = _method("simclr", temperature=0.5).loss(model, batch, key, {})[0]
+    exact = _method("esco_simclr", temperature=0.5, rf_method="exact", lam=1.0)
+    np.testing.assert_allclose(exact.loss(model, batch, key, {})[0], simclr, rtol=1e-5)
+    # RFF: the same views, the kernel sum estimated (1024 features), lambda's alignment added
+    rff = _method("esco_simclr", temperature=0.5, rf_method="rff", lam=1.04)
+    loss = rff.loss(model, batch, key, {})[0]
+    a, b = _images.simclr_views(key, batch.x, rff.hp)
+    want = losses.esco_loss(
+        model(a), model(b), key=jax.random.fold_in(key, 1), method="rff", temperature=0.5,
+        lam=1.04, num_features=1024, negatives="both", symmetric=True,
+    )  # fmt: skip
+    np.testing.assert_allclose(loss, want, rtol=1e-5)
+    with pytest.raises(ValueError, match="rf_method"):
+        _method("esco_simclr", rf_method="fourier")
+
+
 @pytest.mark.parametrize("mix", ["mixup", "cutmix"])
 def test_imix_image_trains_towards_the_virtual_labels(mix):
     method = _method("imix_image", mix=mix, alpha=1.0, temperature=0.2)
@@ -186,6 +204,8 @@ def test_fashion_mnist_images_train_and_evaluate(tmp_path, monkeypatch):
         ("experiments/imix/image_imix_moco.py", "cifar10"),
         # CIFAR-100: m-Mix's SimCLR + mo-mix-op (Adam, linear evaluation with crop + flip).
         ("experiments/mmix/image_mo_op.py", "cifar100"),
+        # STL-10 (unlabelled + train to pretrain, 96x96): SimCLR with ESCo-SORF's loss.
+        ("experiments/esco/image_sorf.py", "stl10"),
     ],
 )
 def test_paper_configs_run_on_mock_data(tmp_path, path, arg):

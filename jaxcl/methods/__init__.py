@@ -11,7 +11,8 @@ synthetic data): ``esco_pairs``.
 Nodes: ``grace``, ``grace_esco`` (GRACE with ESCo's loss), ``mvgrl``, ``mvgrl_mmix``
 (MVGRL + m-Mix), ``grace_mmix`` (GRACE + mp-mix). Images (DACL Tables 2-3, i-Mix):
 ``simclr``, ``simclr_dacl``, ``npair_image``, ``imix_image``, ``moco``, ``imix_moco``,
-``byol``, ``imix_byol``, ``simclr_mmix`` (m-Mix Table 3), ``metaug``, ``metaug_oucl``,
+``byol``, ``imix_byol``, ``simclr_mmix`` (m-Mix Table 3), ``esco_simclr`` (ESCo Fig. 6),
+``metaug``, ``metaug_oucl``,
 ``split_simclr`` (MetAug Table 1, on view-specific encoders), and the
 domain-agnostic ``dacl``, ``dacl_plus``, ``gaussian``, ``none``, ``supervised`` on whole images.
 """
@@ -30,7 +31,7 @@ from jaxcl.methods._base import (
 from jaxcl.methods._encoders import ENCODERS, Encoder, register_encoder
 from jaxcl.methods._grace import GRACE, GRACEESCo, GRACEInputs
 from jaxcl.methods._graph import DACLGraph, InfoGraph
-from jaxcl.methods._images import ImageIMix, ImageNPair, SimCLR, SimCLRDACL
+from jaxcl.methods._images import ESCoSimCLR, ImageIMix, ImageNPair, SimCLR, SimCLRDACL
 from jaxcl.methods._imix import IMix, NPair
 from jaxcl.methods._metaug import MetAug, MetAugOUCL, SplitSimCLR
 from jaxcl.methods._mmix import GRACEMix, MMixNodeModel, MVGRLMix
@@ -53,6 +54,7 @@ from jaxcl.methods._tabular import (
 
 __all__ = [
     "ESCoPairs",
+    "ESCoSimCLR",
     "BYOL",
     "IMixBYOL",
     "IMixMoCo",

@@ -1,4 +1,5 @@
-"""Image methods: SimCLR, and SimCLR + DACL (DACL §5.2); the image views i-Mix's N-pair rows use.
+"""Image methods: SimCLR, SimCLR + DACL (DACL §5.2), SimCLR with ESCo's loss (ESCo §5.2.1); the
+image views i-Mix's N-pair rows use.
 
 Images arrive as ``uint8`` batches: ``[B, H, W, C]`` whole images (fixed-size data sets, cropped
 here on the device) or ``[B, V, S, S, C]`` crops the host took (ImageNet). Every view is drawn
@@ -13,6 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxcl import augment, losses, mixers
+from jaxcl.methods import _paired
 from jaxcl.methods._base import Batch, Method, register
 
 # SimCLR's view: colour strength s (jitter 0.8 s, hue 0.2 s), blur probability, the crop's
@@ -111,6 +113,40 @@ class SimCLRDACL(SimCLR):
         dacl = _pair_loss(model, m1, m2, self.hp.temperature)
         loss = simclr + self.hp.dacl_weight * dacl
         return loss, {"loss": loss, "simclr_loss": simclr, "dacl_loss": dacl}
+
+
+@register
+class ESCoSimCLR(SimCLR):
+    """SimCLR with ESCo's loss (ESCo §5.2.1, Fig. 6): SimCLR's views, encoder and head, and
+    :func:`jaxcl.losses.esco_loss` in place of NT-Xent, with trade-off ``lam``, bandwidth
+    ``temperature``, ``rf_method`` random features (``num_features`` frequencies drawn afresh
+    every step), both directions averaged, negatives ``esco_negatives`` (default ``'both'``,
+    SimCLR's 2N - 2). The views are drawn from the step's key exactly as :class:`SimCLR` draws
+    them (the frequencies from a key folded from it), so with ``rf_method='exact'`` and
+    ``lam = 1 / (2 * temperature)`` a step's loss is SimCLR's (tested).
+
+    References:
+      ESCo (ICLR 2022 submission), §5.2.1, Fig. 6, Appendix B.2 and C.
+    """
+
+    name = "esco_simclr"
+    defaults = {
+        **SimCLR.defaults,
+        "lam": 1.04,
+        "rf_method": "rff",
+        "num_features": 1024,
+        "esco_negatives": "both",
+    }
+
+    def __init__(self, config):
+        super().__init__(config)
+        _paired.check_esco(self.name, self.hp)
+
+    def loss(self, model, batch: Batch, key, extra):
+        a, b = simclr_views(key, batch.x, self.hp)
+        z1, z2 = jnp.split(model(jnp.concatenate([a, b], axis=0)), 2, axis=0)
+        loss = _paired.esco_objective(self.hp, z1, z2, jax.random.fold_in(key, 1))
+        return loss, {"loss": loss}
 
 
 @register
