@@ -570,3 +570,12 @@ def test_esco_loss_takes_chi_norm_sorf_features():
     fixed = rf.draw_sorf(jax.random.key(0), 16, 256)
     other = losses.esco_loss(za, zb, features=fixed, method="sorf", temperature=0.5, lam=1.0)
     assert np.isfinite(float(value)) and float(value) != float(other)
+
+
+def test_sorf_dense_path_keeps_float64():
+    with jax.enable_x64(True):
+        params = rf.draw_sorf(jax.random.key(0), 100, 300)  # padded_dim 128: the dense path
+        z = np.random.default_rng(0).standard_normal((4, 100))
+        got = rf.sorf_projection(jnp.asarray(z, jnp.float64), params, temperature=TAU)
+        assert got.dtype == jnp.float64
+        np.testing.assert_allclose(got, np_sorf_projection(z, params, TAU), rtol=1e-12)

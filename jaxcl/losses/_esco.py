@@ -328,7 +328,8 @@ def esco_loss(
                     return rff_projection(z, params, temperature=temperature)
 
             else:  # built here, outside the loops over row blocks (W_SORF, when dense)
-                project = _sorf.projector(params, temperature)
+                dtype = jnp.promote_types(z_a.dtype, jnp.float32) if normalize else jnp.float32
+                project = _sorf.projector(params, temperature, dtype)  # prep's output dtype
 
             def block_sums(za, zb, w):
                 out = {}

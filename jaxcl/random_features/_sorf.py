@@ -123,8 +123,8 @@ def _chain(z: jax.Array, params: SORFParams, temperature) -> jax.Array:
     return v * jnp.sqrt(padded_dim / jnp.asarray(temperature, z.dtype))
 
 
-def projector(params: SORFParams, temperature, path: str | None = None):
-    """``z -> W_SORF z`` for ``[..., dim]`` float inputs already in their compute dtype.
+def projector(params: SORFParams, temperature, dtype=jnp.float32, path: str | None = None):
+    """``z -> W_SORF z`` for ``[..., dim]`` inputs of the compute dtype ``dtype``.
 
     On the dense path (``padded_dim <= 256``) ``W_SORF`` is built here, once: code that
     projects many blocks of rows (ESCo's chunked sums) calls the returned function in its loop
@@ -136,10 +136,10 @@ def projector(params: SORFParams, temperature, path: str | None = None):
         path = "dense" if padded_dim <= _DENSE_MAX_DIM else "fwht"
     if path == "dense":
         # Rows of W_SORF^T are the projections of the unit vectors (p * D * log p work, once).
-        w_t = _chain(jnp.eye(params.dim, dtype=jnp.float32), params, temperature)
+        w_t = _chain(jnp.eye(params.dim, dtype=dtype), params, temperature)
 
         def apply(flat):
-            return jnp.matmul(flat, w_t.astype(flat.dtype), preferred_element_type=flat.dtype)
+            return jnp.matmul(flat, w_t, preferred_element_type=flat.dtype)
 
     else:
         # The whole chain on one tile of rows before the next (CPU): its intermediates stay
@@ -160,7 +160,7 @@ def projector(params: SORFParams, temperature, path: str | None = None):
 
 def _projection(z: jax.Array, params: SORFParams, temperature, path: str | None = None):
     """`sorf_projection` on validated inputs in their compute dtype."""
-    return projector(params, temperature, path)(z)
+    return projector(params, temperature, z.dtype, path)(z)
 
 
 def sorf_projection(z: jax.typing.ArrayLike, params: SORFParams, *, temperature) -> jax.Array:
