@@ -6,7 +6,8 @@ of your own), digits from scikit-learn, tfds data sets from a prepared array_rec
 
 Images: :func:`open_images` streams a split of a prepared tfds array_record folder with
 random access; :func:`image_batches` reads its batches by ``(seed, epoch, index)`` in grain
-workers (:func:`prepare_fashion_mnist` prepares Fashion-MNIST offline from its idx files).
+workers (:func:`prepare_fashion_mnist` prepares Fashion-MNIST offline from its idx files,
+:func:`prepare_tiny_imagenet` Tiny ImageNet from its zip).
 :func:`iterate_batches` turns the arrays into shuffled minibatches.
 
 Graphs: TU's own format (:func:`load_tu`), the GIN text format (:func:`load_gin`) and
@@ -34,6 +35,7 @@ from jaxcl.data._splits import random_node_split, stratified_kfold
 from jaxcl.data._synthetic_graph import synthetic_planetoid
 from jaxcl.data._tfds import load_tfds_array_record
 from jaxcl.data._tfds_write import prepare_fashion_mnist, write_tfds_images
+from jaxcl.data._tiny_imagenet import prepare_tiny_imagenet
 from jaxcl.data._tu import load_tu
 
 __all__ = [
@@ -60,6 +62,7 @@ __all__ = [
     "num_batches",
     "open_images",
     "prepare_fashion_mnist",
+    "prepare_tiny_imagenet",
     "random_node_split",
     "read_idx",
     "stratified_kfold",

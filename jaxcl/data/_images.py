@@ -41,6 +41,7 @@ IMAGE_DATASETS = {
     "stl10": ("unlabelled+train", "train", "test"),
     "imagenet2012": ("train", "train", "validation"),
     "fashion_mnist": ("train", "train", "test"),
+    "tiny_imagenet": ("train", "train", "validation"),
 }
 
 
@@ -62,12 +63,20 @@ def not_prepared_error(fn: str, name: str, data_dir) -> FileNotFoundError:
             " ImageNet needs ILSVRC2012_img_train.tar and ILSVRC2012_img_val.tar in "
             "<data_dir>/downloads/manual first (tfds cannot download it)."
         )
+    how = (
+        "On a machine with network access and TensorFlow run "
+        f"`tfds build {name} --file_format=array_record --data_dir=DIR`, copy DIR here and "
+        "pass it as the data directory (config.data.data_dir)."
+    )
+    if name == "tiny_imagenet":  # tfds has no builder for it
+        how = (
+            "Prepare it from its zip (CS231n's tiny-imagenet-200.zip), offline: "
+            "jaxcl.data.prepare_tiny_imagenet(data_dir, 'tiny-imagenet-200.zip')."
+        )
     return FileNotFoundError(
         f"{fn}: data set `{name}` is not prepared in {where} (looked for "
         f"{name}/<version>/dataset_info.json and its array_record shards). jaxcl does not "
-        "download. On a machine with network access and TensorFlow run "
-        f"`tfds build {name} --file_format=array_record --data_dir=DIR`, copy DIR here and "
-        f"pass it as the data directory (config.data.data_dir).{extra}"
+        f"download. {how}{extra}"
     )
 
 
@@ -171,6 +180,9 @@ def open_images(
             f"--out_file_format=array_record ...` or rebuild with `tfds build {name} "
             "--file_format=array_record`."
         ) from e
+    except tfds.core.registered.DatasetNotFoundError as e:
+        # A name tfds has no builder for (Tiny ImageNet) and no prepared folder either.
+        raise not_prepared_error(fn, name, data_dir) from e
     except ValueError as e:
         if "split" in str(e).lower():  # tfds: "Unknown split ..."
             raise ValueError(f"{fn}: `split`={split!r} is not a split of `{name}`: {e}") from e

@@ -16,13 +16,17 @@ def write_tfds_images(
     *,
     num_classes: int,
     version: str = "1.0.0",
+    image_shape: tuple | None = None,
+    class_names: list[str] | None = None,
 ) -> pathlib.Path:
     """Writes ``splits`` (``{split: (uint8 images [n, H, W, C], labels [n])}``) as a prepared
     tfds folder ``<data_dir>/<name>/<version>/`` in array_record, readable by
     ``tfds.data_source`` and :func:`open_images`; no TensorFlow needed.
 
     The features are ``{"image": Image(shape=(H, W, C)) (PNG), "label":
-    ClassLabel(num_classes)}``, the layout that of ``tfds build``.
+    ClassLabel(num_classes)}``, the layout that of ``tfds build``. With ``image_shape`` given,
+    each split's images may be any iterable of ``[H, W, C]`` arrays (a generator that decodes
+    files one by one: the split is never held in memory); ``class_names`` name the labels.
     """
     import io
 
@@ -30,13 +34,20 @@ def write_tfds_images(
     import tensorflow_datasets as tfds
     from array_record.python import array_record_module
 
-    first = next(iter(splits.values()))[0]
-    shape = tuple(int(s) for s in first.shape[1:])
+    if image_shape is None:
+        image_shape = next(iter(splits.values()))[0].shape[1:]
+    shape = tuple(int(s) for s in image_shape)
+    label = (
+        tfds.features.ClassLabel(names=list(class_names))
+        if class_names is not None
+        else tfds.features.ClassLabel(num_classes=num_classes)
+    )
+    if label.num_classes != num_classes:
+        raise ValueError(
+            f"write_tfds_images: {len(class_names)} `class_names` for `num_classes`={num_classes}"
+        )
     features = tfds.features.FeaturesDict(
-        {
-            "image": tfds.features.Image(shape=shape),
-            "label": tfds.features.ClassLabel(num_classes=num_classes),
-        }
+        {"image": tfds.features.Image(shape=shape), "label": label}
     )
     root = pathlib.Path(data_dir) / name / version
     root.mkdir(parents=True, exist_ok=True)
@@ -45,11 +56,18 @@ def write_tfds_images(
         path = root / f"{name}-{split}.array_record-00000-of-00001"
         tmp = path.with_name(path.name + ".tmp")
         writer = array_record_module.ArrayRecordWriter(os.fspath(tmp), "group_size:1")
-        for image, label in zip(images, labels, strict=True):
+        for image, y in zip(images, labels, strict=True):
+            if tuple(image.shape) != shape:
+                writer.close()
+                tmp.unlink()
+                raise ValueError(
+                    f"write_tfds_images: an image of split {split!r} has shape "
+                    f"{tuple(image.shape)}, expected {shape}"
+                )
             png = io.BytesIO()
             pil = image[..., 0] if image.shape[-1] == 1 else image
             PIL.Image.fromarray(np.asarray(pil, np.uint8)).save(png, format="PNG", compress_level=1)
-            writer.write(features.serialize_example({"image": png.getvalue(), "label": int(label)}))
+            writer.write(features.serialize_example({"image": png.getvalue(), "label": int(y)}))
         writer.close()
         os.replace(tmp, path)
         split_infos.append(

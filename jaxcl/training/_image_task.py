@@ -37,6 +37,8 @@ IMAGE_DATASETS = {
     # STL-10 pretrains on its 100k unlabelled images plus the 5k labelled ones.
     "stl10": ("stl10", "unlabelled+train", "train", "test"),
     "imagenet2012": ("imagenet2012", "train", "train", "validation"),
+    # Prepared from its zip by jaxcl.data.prepare_tiny_imagenet (tfds has no builder).
+    "tiny_imagenet": ("tiny_imagenet", "train", "train", "validation"),
     # The real image set of this machine: prepared offline from the Debian idx files.
     "fashion_mnist_images": ("fashion_mnist", "train", "train", "test"),
 }
