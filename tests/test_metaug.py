@@ -315,7 +315,9 @@ def test_colour_views_need_rgb_images():
         method.build(methods.DataSpec("image", 784, 10, (28, 28, 1)), nnx.Rngs(0))
 
 
-@pytest.mark.parametrize("arg", ["cifar10", "cifar100,conv", "stl10,fc", "cifar10,resnet50"])
+@pytest.mark.parametrize(
+    "arg", ["cifar10", "cifar100,conv", "stl10,fc", "cifar10,resnet50", "tiny_imagenet,conv"]
+)
 def test_paper_scale_configs(arg):
     c = metaug_images.make("metaug", arg)
     training.validate(c)
