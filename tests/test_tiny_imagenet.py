@@ -129,6 +129,8 @@ def test_bad_sources_are_named(tmp_path):
     write_tree(tmp_path / "badsize", size=32)
     with pytest.raises(ValueError, match=r"val/images/val_0.JPEG is \(32, 32, 3\), expected"):
         prepare_tiny_imagenet(tmp_path / "tfds", tmp_path / "badsize")
+    written = tmp_path / "tfds" / "tiny_imagenet" / "1.0.0"
+    assert not list(written.glob("*validation*")) and not (written / "dataset_info.json").exists()
     os.remove(tmp_path / "badsize" / "tiny-imagenet-200" / "val" / "val_annotations.txt")
     with pytest.raises(FileNotFoundError, match="val_annotations.txt is missing"):
         prepare_tiny_imagenet(tmp_path / "tfds2", tmp_path / "badsize")

@@ -56,18 +56,23 @@ def write_tfds_images(
         path = root / f"{name}-{split}.array_record-00000-of-00001"
         tmp = path.with_name(path.name + ".tmp")
         writer = array_record_module.ArrayRecordWriter(os.fspath(tmp), "group_size:1")
-        for image, y in zip(images, labels, strict=True):
-            if tuple(image.shape) != shape:
-                writer.close()
-                tmp.unlink()
-                raise ValueError(
-                    f"write_tfds_images: an image of split {split!r} has shape "
-                    f"{tuple(image.shape)}, expected {shape}"
+        try:
+            for image, y in zip(images, labels, strict=True):
+                if tuple(image.shape) != shape:
+                    raise ValueError(
+                        f"write_tfds_images: an image of split {split!r} has shape "
+                        f"{tuple(image.shape)}, expected {shape}"
+                    )
+                png = io.BytesIO()
+                pil = image[..., 0] if image.shape[-1] == 1 else image
+                PIL.Image.fromarray(np.asarray(pil, np.uint8)).save(
+                    png, format="PNG", compress_level=1
                 )
-            png = io.BytesIO()
-            pil = image[..., 0] if image.shape[-1] == 1 else image
-            PIL.Image.fromarray(np.asarray(pil, np.uint8)).save(png, format="PNG", compress_level=1)
-            writer.write(features.serialize_example({"image": png.getvalue(), "label": int(y)}))
+                writer.write(features.serialize_example({"image": png.getvalue(), "label": int(y)}))
+        except BaseException:  # a bad image, or the images' generator failed: no partial shard
+            writer.close()
+            tmp.unlink(missing_ok=True)
+            raise
         writer.close()
         os.replace(tmp, path)
         split_infos.append(
