@@ -30,10 +30,10 @@ def _jpeg(rng, gray=False) -> bytes:
     return out.getvalue()
 
 
-def write_tree(root: pathlib.Path, *, val_wnid=None, size=64) -> dict:
+def write_tree(root: pathlib.Path, *, val_wnid=None, size=64, newline="\n") -> dict:
     """The official layout under ``root/tiny-imagenet-200``; returns {relative path: bytes}."""
     rng = np.random.default_rng(0)
-    files = {"wnids.txt": ("\n".join(WNIDS) + "\n").encode()}
+    files = {"wnids.txt": (newline.join(WNIDS) + newline).encode()}
     for c, w in enumerate(WNIDS):
         for k in range(PER_CLASS):
             files[f"train/{w}/images/{w}_{k}.JPEG"] = _jpeg(rng, gray=(c, k) == (1, 2))
@@ -42,7 +42,7 @@ def write_tree(root: pathlib.Path, *, val_wnid=None, size=64) -> dict:
     for k in range(NUM_VAL):
         files[f"val/images/val_{k}.JPEG"] = _jpeg(rng, gray=k == 3)
         lines.append(f"val_{k}.JPEG\t{val_wnid or WNIDS[k % 3]}\t0\t0\t63\t63")
-    files["val/val_annotations.txt"] = ("\n".join(lines) + "\n").encode()
+    files["val/val_annotations.txt"] = (newline.join(lines) + newline).encode()
     if size != 64:
         out = io.BytesIO()
         PIL.Image.new("RGB", (size, size)).save(out, "JPEG")
@@ -55,8 +55,15 @@ def write_tree(root: pathlib.Path, *, val_wnid=None, size=64) -> dict:
 
 
 def zip_tree(root: pathlib.Path, files: dict) -> pathlib.Path:
+    """The zip as distributed: its folders have entries of their own, then the files."""
     path = root / "tiny-imagenet-200.zip"
+    folders = {str(pathlib.PurePosixPath(rel).parent) for rel in files} - {"."}
+    for folder in list(folders):
+        folders |= {str(p) for p in pathlib.PurePosixPath(folder).parents if str(p) != "."}
     with zipfile.ZipFile(path, "w") as z:
+        z.writestr("tiny-imagenet-200/", b"")
+        for folder in sorted(folders):
+            z.writestr(f"tiny-imagenet-200/{folder}/", b"")
         for rel, data in files.items():
             z.writestr(f"tiny-imagenet-200/{rel}", data)
     return path
@@ -94,7 +101,7 @@ def test_prepared_zip_holds_the_decoded_images_and_sorted_wnid_labels(tmp_path):
 
 
 def test_the_folder_gives_what_the_zip_gives_and_prepared_data_is_kept(tmp_path):
-    files = write_tree(tmp_path / "src")
+    files = write_tree(tmp_path / "src", newline="\r\n")  # Windows line ends read the same
     from_zip = prepare_tiny_imagenet(tmp_path / "a", zip_tree(tmp_path, files))
     # The unpacked folder, given either as itself or as its parent.
     from_dir = prepare_tiny_imagenet(tmp_path / "b", tmp_path / "src" / "tiny-imagenet-200")
@@ -134,9 +141,30 @@ def test_bad_sources_are_named(tmp_path):
     os.remove(tmp_path / "badsize" / "tiny-imagenet-200" / "val" / "val_annotations.txt")
     with pytest.raises(FileNotFoundError, match="val_annotations.txt is missing"):
         prepare_tiny_imagenet(tmp_path / "tfds2", tmp_path / "badsize")
-    # Not prepared: the image loader says how to prepare it.
+    # Not prepared: the image loader says how to prepare it (other unknown names keep tfds's
+    # own message).
     with pytest.raises(FileNotFoundError, match=r"prepare_tiny_imagenet\(data_dir"):
         open_images("tiny_imagenet", "train", tmp_path / "tfds3")
+    with pytest.raises(Exception, match="Did you mean"):
+        open_images("tiny_imagenett", "train", tmp_path / "tfds3")
+
+
+def test_broken_archives_fail_before_writing_and_name_the_file(tmp_path):
+    src = tmp_path / "src" / "tiny-imagenet-200"
+    write_tree(tmp_path / "src")
+    (src / "val" / "images" / "val_4.JPEG").unlink()  # half unpacked
+    with pytest.raises(FileNotFoundError, match="1 validation images.*val/images/val_4.JPEG"):
+        prepare_tiny_imagenet(tmp_path / "tfds", tmp_path / "src")
+    assert not (tmp_path / "tfds").exists()  # nothing written, not even the training split
+    write_tree(tmp_path / "src")
+    annotations = src / "val" / "val_annotations.txt"
+    annotations.write_text(annotations.read_text() + "broken line\n")
+    with pytest.raises(ValueError, match="line 6 is 'broken line'; expected <file> TAB"):
+        prepare_tiny_imagenet(tmp_path / "tfds", tmp_path / "src")
+    write_tree(tmp_path / "src")
+    (src / "train" / WNIDS[0] / "images" / f"{WNIDS[0]}_1.JPEG").write_bytes(b"not a jpeg")
+    with pytest.raises(ValueError, match=f"train/{WNIDS[0]}/images/{WNIDS[0]}_1.JPEG is not"):
+        prepare_tiny_imagenet(tmp_path / "tfds", tmp_path / "src")
 
 
 def test_metaug_tiny_imagenet_row_runs_on_the_prepared_folder(tmp_path):

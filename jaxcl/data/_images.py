@@ -180,9 +180,12 @@ def open_images(
             f"--out_file_format=array_record ...` or rebuild with `tfds build {name} "
             "--file_format=array_record`."
         ) from e
-    except tfds.core.registered.DatasetNotFoundError as e:
-        # A name tfds has no builder for (Tiny ImageNet) and no prepared folder either.
-        raise not_prepared_error(fn, name, data_dir) from e
+    except tfds.core.DatasetNotFoundError as e:
+        # Tiny ImageNet: tfds has no builder for it, so an unprepared folder lands here (any
+        # other unknown name keeps tfds's own message, with its "did you mean").
+        if name.split(":")[0] == "tiny_imagenet":
+            raise not_prepared_error(fn, name, data_dir) from e
+        raise
     except ValueError as e:
         if "split" in str(e).lower():  # tfds: "Unknown split ..."
             raise ValueError(f"{fn}: `split`={split!r} is not a split of `{name}`: {e}") from e

@@ -26,7 +26,8 @@ def write_tfds_images(
     The features are ``{"image": Image(shape=(H, W, C)) (PNG), "label":
     ClassLabel(num_classes)}``, the layout that of ``tfds build``. With ``image_shape`` given,
     each split's images may be any iterable of ``[H, W, C]`` arrays (a generator that decodes
-    files one by one: the split is never held in memory); ``class_names`` name the labels.
+    files one by one: the split is never held in memory; its labels still a sequence);
+    ``class_names`` name the labels.
     """
     import io
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import posixpath
 import zipfile
 
 import numpy as np
@@ -36,13 +37,14 @@ class _Tree:
 
     def __init__(self, source: pathlib.Path):
         fn = "prepare_tiny_imagenet"
+        self.source = source
         self.zip = None
         if source.is_file():
             if not zipfile.is_zipfile(source):
                 raise ValueError(f"{fn}: `source`={str(source)!r} is a file but not a zip")
             self.zip = zipfile.ZipFile(source)
             names = set(self.zip.namelist())
-            roots = [n[: -len("wnids.txt")] for n in names if n.endswith("wnids.txt")]
+            roots = [n[: -len("wnids.txt")] for n in names if posixpath.basename(n) == "wnids.txt"]
             self.root = min(roots, key=len) if roots else None
             self.names = names
         elif source.is_dir():
@@ -51,21 +53,35 @@ class _Tree:
         else:
             raise FileNotFoundError(f"{fn}: `source`={str(source)!r} does not exist")
         if self.root is None:
+            self.close()
             raise FileNotFoundError(
                 f"{fn}: `source`={str(source)!r} holds no wnids.txt (expected the Tiny ImageNet "
                 f"zip or its folder, with {ZIP_ROOT}/wnids.txt, train/ and val/)"
             )
 
-    def read(self, rel: str) -> bytes:
+    def close(self) -> None:
         if self.zip is not None:
-            try:
-                return self.zip.read(self.root + rel)
-            except KeyError:
-                raise FileNotFoundError(f"prepare_tiny_imagenet: {rel} is missing") from None
-        path = self.root / rel
-        if not path.is_file():
-            raise FileNotFoundError(f"prepare_tiny_imagenet: {path} is missing")
-        return path.read_bytes()
+            self.zip.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def exists(self, rel: str) -> bool:
+        if self.zip is not None:
+            return self.root + rel in self.names
+        return (self.root / rel).is_file()
+
+    def read(self, rel: str) -> bytes:
+        if not self.exists(rel):
+            raise FileNotFoundError(
+                f"prepare_tiny_imagenet: {rel} is missing from `source`={str(self.source)!r}"
+            )
+        if self.zip is not None:
+            return self.zip.read(self.root + rel)
+        return (self.root / rel).read_bytes()
 
     def listdir(self, rel: str) -> list[str]:
         """The file names directly in folder ``rel``, sorted."""
@@ -82,8 +98,11 @@ def _decode(data: bytes, what: str) -> np.ndarray:
 
     import PIL.Image
 
-    with PIL.Image.open(io.BytesIO(data)) as image:
-        rgb = np.asarray(image.convert("RGB"), np.uint8)
+    try:
+        with PIL.Image.open(io.BytesIO(data)) as image:
+            rgb = np.asarray(image.convert("RGB"), np.uint8)
+    except (OSError, ValueError) as e:  # PIL: unidentified or truncated image
+        raise ValueError(f"prepare_tiny_imagenet: {what} is not a readable image: {e}") from e
     if rgb.shape != IMAGE_SHAPE:
         raise ValueError(f"prepare_tiny_imagenet: {what} is {rgb.shape}, expected {IMAGE_SHAPE}")
     return rgb
@@ -99,19 +118,38 @@ def _files(tree: _Tree) -> tuple[list[str], dict]:
     for w in wnids:
         files = [f for f in tree.listdir(f"train/{w}/images") if f.lower().endswith(".jpeg")]
         if not files:
-            raise FileNotFoundError(f"prepare_tiny_imagenet: no train/{w}/images/*.JPEG")
+            raise FileNotFoundError(
+                f"prepare_tiny_imagenet: no train/{w}/images/*.JPEG in `source`="
+                f"{str(tree.source)!r}"
+            )
         train += [(f"train/{w}/images/{f}", label[w]) for f in files]
     validation = []
-    for line in tree.read("val/val_annotations.txt").decode().splitlines():
+    lines = tree.read("val/val_annotations.txt").decode().splitlines()
+    for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        file, wnid, *_ = line.split("\t")
+        parts = line.split("\t")
+        if len(parts) < 2:
+            raise ValueError(
+                f"prepare_tiny_imagenet: val/val_annotations.txt line {number} is {line!r}; "
+                "expected <file> TAB <wnid> TAB <box>"
+            )
+        file, wnid = parts[0].strip(), parts[1].strip()
         if wnid not in label:
             raise ValueError(
                 f"prepare_tiny_imagenet: val/val_annotations.txt names {wnid!r} for {file}, "
                 "which is not in wnids.txt"
             )
         validation.append((f"val/images/{file}", label[wnid]))
+    # Every listed file before anything is written: a half-unpacked folder fails here, not
+    # after minutes of writing the training split.
+    missing = [path for path, _ in validation if not tree.exists(path)]
+    if missing:
+        raise FileNotFoundError(
+            f"prepare_tiny_imagenet: {len(missing)} validation images listed in "
+            f"val/val_annotations.txt are missing from `source`={str(tree.source)!r}, e.g. "
+            f"{missing[0]}"
+        )
     return wnids, {"train": train, "validation": validation}
 
 
@@ -140,18 +178,18 @@ def prepare_tiny_imagenet(data_dir: str | os.PathLike, source: str | os.PathLike
     data_dir = pathlib.Path(os.path.expanduser(os.fspath(data_dir)))
     if (data_dir / NAME / VERSION / "dataset_info.json").is_file():  # written last
         return data_dir
-    tree = _Tree(pathlib.Path(os.path.expanduser(os.fspath(source))))
-    wnids, files = _files(tree)
-    splits = {
-        split: ((_decode(tree.read(path), path) for path, _ in rows), [y for _, y in rows])
-        for split, rows in files.items()
-    }
-    return write_tfds_images(
-        data_dir,
-        NAME,
-        splits,
-        num_classes=len(wnids),
-        version=VERSION,
-        image_shape=IMAGE_SHAPE,
-        class_names=wnids,
-    )
+    with _Tree(pathlib.Path(os.path.expanduser(os.fspath(source)))) as tree:
+        wnids, files = _files(tree)
+        splits = {
+            split: ((_decode(tree.read(path), path) for path, _ in rows), [y for _, y in rows])
+            for split, rows in files.items()
+        }
+        return write_tfds_images(
+            data_dir,
+            NAME,
+            splits,
+            num_classes=len(wnids),
+            version=VERSION,
+            image_shape=IMAGE_SHAPE,
+            class_names=wnids,
+        )
