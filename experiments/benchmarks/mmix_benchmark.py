@@ -148,10 +148,27 @@ def mixing_step(args) -> list[dict]:
     return rows
 
 
-def epochs(args) -> list[dict]:
+def _trainer_parts(c, epochs: int):
+    """The trainer's own run, initial state (placed as its jitted init places it) and jitted
+    step for config ``c`` on one device."""
     import jax
 
     from jaxcl import methods, training
+
+    c.train.epochs = epochs
+    c.mesh.data = 1
+    training.validate(c)
+    method = methods.get(c.method.name)(c)
+    mesh = training.make_mesh(1)
+    with jax.set_mesh(mesh):
+        run = training.Run.build(c, method, mesh)
+        state = jax.jit(run.init_state, out_shardings=run.shardings)()
+        return run, state, run.train_step(), mesh
+
+
+def epochs(args) -> list[dict]:
+    import jax
+
     from jaxcl.configs import mmix_node, mvgrl_node
     from jaxcl.configs.common import default_data_dir
 
@@ -162,16 +179,9 @@ def epochs(args) -> list[dict]:
         base = None
         for row, c in configs.items():
             c.data.data_dir = c.data.data_dir or default_data_dir("planetoid") or ""
-            c.train.epochs = args.epochs + 1
-            c.mesh.data = 1
-            training.validate(c)
-            method = methods.get(c.method.name)(c)
-            mesh = training.make_mesh(1)
+            run, state, step, mesh = _trainer_parts(c, args.epochs + 1)
             with jax.set_mesh(mesh):
-                run = training.Run.build(c, method, mesh)
                 graph = run.task.place(next(iter(run.task.batches(0))))
-                state = jax.jit(run.init_state, out_shardings=run.shardings)()
-                step = run.train_step()
                 key = jax.random.key(0)
                 state, _ = step(state, graph, key)  # compile + warm-up
                 jax.block_until_ready(state)
@@ -191,7 +201,6 @@ def epochs(args) -> list[dict]:
 def graph_epochs(args) -> list[dict]:
     import jax
 
-    from jaxcl import methods, training
     from jaxcl.configs import mmix_graph
     from jaxcl.configs.common import apply_setup
 
@@ -213,16 +222,9 @@ def graph_epochs(args) -> list[dict]:
         configs.update({row: mmix_graph.make(row, arg) for row in ROWS if row != "binary"})
         base_sec = None
         for row, c in configs.items():
-            c.train.epochs = args.graph_epochs + 1
-            c.mesh.data = 1
-            training.validate(c)
-            method = methods.get(c.method.name)(c)
-            mesh = training.make_mesh(1)
+            run, state, step, mesh = _trainer_parts(c, args.graph_epochs + 1)
+            task = run.task
             with jax.set_mesh(mesh):
-                run = training.Run.build(c, method, mesh)
-                task = run.task
-                state = jax.jit(run.init_state, out_shardings=run.shardings)()
-                step = run.train_step()
                 key = jax.random.key(0)
 
                 def one_epoch(state, epoch, step=step, task=task, key=key):
