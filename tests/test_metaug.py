@@ -352,3 +352,26 @@ def test_paper_scale_config_runs_on_mock_cifar(tmp_path):
     for k in keys:  # written rows are unit features
         written = k[np.linalg.norm(k, axis=1) > 0]
         np.testing.assert_allclose(np.linalg.norm(written, axis=1), 1.0, rtol=1e-5)
+
+
+def test_resnet50_config_runs_on_mock_cifar(tmp_path):
+    """Table 2's row (one ResNet-50 per colour view) at a toy width, two steps on tfds mock
+    data: the only-OUCL row, whose encoders, views and queues are MetAug's (the generators'
+    second-order step runs on the AlexNet row above)."""
+    import tensorflow_datasets as tfds
+
+    config = metaug_images.make("oucl", "cifar10,resnet50")
+    assert config.model.encoder == "resnet" and config.model.resnet_depth == 50
+    with config.unlocked():
+        config.model.update(base_width=2, embed_dim=8)
+        config.method.queue_size = 16
+        config.data.workers = 0
+        config.mesh.data = 1
+        config.train.update(batch_size=8, epochs=1, log_every_steps=1)
+        config.eval.update(linear_epochs=1, linear_batch_size=8, eval_batch_size=8)
+        config.eval.knn_max_train = 16
+    with tfds.testing.mock_data(num_examples=16, policy=tfds.testing.MockPolicy.USE_CODE):
+        results = training.train_and_evaluate(config, str(tmp_path))
+        run, state = training.load_run(config, str(tmp_path))
+    assert results["steps"] == 2 and np.isfinite(results["final_loss"])
+    assert len(state.params["encoders"]) == 3 and len(state.extra["queues"]) == 3
