@@ -211,6 +211,14 @@ class MetAug(MetAugOUCL):
     (R_sigma's weight; the official default 1e-11; 0 is the "without R_sigma" row),
     ``margin_type`` (``'large'``, ``'medium'``, ``'small'``), ``inner_lr`` (the fast weights'
     SGD step; the official ``bb_learning_rate`` 1e-3), ``generator_lr`` (Adam), and OUCL's.
+
+    Batch norm and randomness in the step: both passes (at ``theta`` and at the fast weights
+    ``theta'``) normalise with their own batch statistics; the running averages the step keeps
+    are those of the pass at ``theta``, and the fast-weight pass's are dropped (tested). The
+    views are drawn once per step from ``fold_in(key, step)`` and serve both passes; nothing
+    inside the passes draws random numbers. Each view's memory queue takes the step's original
+    features once, after the update (tested: a queue larger than the run holds exactly
+    ``steps * batch`` rows).
     """
 
     name = "metaug"
