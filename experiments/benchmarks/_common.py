@@ -149,7 +149,7 @@ def print_environment(env: dict) -> None:
     )
     print(
         f"# {versions}, {env['cpu_model']}, {env['cpu_count']} cpus, load average "
-        f"{env['load_average_at_start']}, {env['date']}"
+        f"{env['load_average_at_start']}, {env['date']}, commit {env.get('commit', 'unknown')}"
     )
 
 
@@ -194,11 +194,33 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def git_commit() -> str:
+    """The checkout's commit (short), with ``-dirty`` when tracked files have uncommitted
+    changes; ``'unknown'`` outside a git checkout."""
+    here = pathlib.Path(__file__).resolve().parent
+
+    def git(*argv):
+        return subprocess.run(
+            ["git", *argv], cwd=here, capture_output=True, text=True, check=True
+        ).stdout.strip()
+
+    try:
+        commit = git("rev-parse", "--short", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return commit + ("-dirty" if dirty else "")
+
+
 def environment(packages: tuple[str, ...]) -> dict:
-    """Date, package versions, CPU model and count, thread settings and load at the start."""
+    """Date, commit, package versions, CPU model and count, thread settings and load at the
+    start."""
     from importlib import metadata
 
-    env = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    env = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "commit": git_commit(),
+    }
     env.update({name: metadata.version(name) for name in packages})
     env.update(
         {
