@@ -63,7 +63,7 @@ the ratios steady: interleaved rounds). ms/step median (IQR), XLA's planned MiB:
 MetAug's step: 2.28x the plain step on ``cpu`` (2.70x only OUCL's), 2.81x on ``cifar10``
 (2.96x), within the target of <= 3x (a second-order step costs ~2x at least); its flops are
 2.7x the plain step's in both. Its 5 cifar10 steps are noisy (4.6 s falling to 3.2 s); 15
-after 3 (load 4.0-4.7): 3302 vs 1384 ms, 2.39x. Peak RSS 1.67 GiB (cpu), 3.9 GiB (cifar10).
+after 3 (load 4.0-4.7): 3302 vs 1384 ms, 2.39x. Peak RSS 1.63 GiB (cpu), 3.84 GiB (cifar10).
 Quiet machine, ``--quick`` (load 1.7): cpu 145 vs 64 ms, 2.26x. ~35% of XLA:CPU's time in
 both steps is max pooling's backward (select-and-scatter expanded into iotas, a variadic
 reduce-window and a scatter; profile of the cpu setting).
