@@ -21,7 +21,19 @@ GIB = 1 << 30
 
 
 def peak_rss_bytes() -> int:
-    """This process's peak resident memory so far (Linux reports KiB)."""
+    """This process's peak resident memory so far.
+
+    Linux's ``VmHWM`` (of this process's own memory map, so a worker started by a larger
+    parent reports its own peak: ``getrusage``'s ``ru_maxrss`` keeps the parent's across
+    ``fork`` + ``exec``), else ``getrusage`` (Linux reports KiB).
+    """
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 

@@ -28,8 +28,10 @@ in ``--steps`` interleaved rounds of one step each, so that a change of the mach
 (``jax.block_until_ready``). Time: the median and the interquartile range of the per-step
 seconds, on uint8 random images of the setting's shape. Memory: what XLA plans for the
 compiled step (arguments + outputs - donated aliases + temporaries, ``_common.xla_memory``),
-and the process's peak RSS after each step's compile and warm-up (cumulative: the states of
-the steps built before stay alive). Also XLA's flop count of each compiled step
+the process's peak RSS after each step's compile and warm-up (cumulative: the states of
+the steps built before stay alive), and each step's own peak RSS, measured in a process of
+its own that imports, builds, compiles and warms up that step alone (``--no-isolated-memory``
+skips it). Also XLA's flop count of each compiled step
 (``cost_analysis``) and the 1-minute load average after each round.
 
 Settings (``--setting``): ``cpu`` (default): ``make(row, 'cpu')``, Fashion-MNIST's 28x28x1,
@@ -107,6 +109,13 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true", help="3 timed steps, 1 warm-up")
     p.add_argument("--out", type=pathlib.Path, default=REPO / "experiments/benchmarks/results")
+    p.add_argument(
+        "--no-isolated-memory",
+        dest="isolated_memory",
+        action="store_false",
+        help="skip measuring each step's peak RSS in a process of its own",
+    )
+    p.add_argument("--memory-of", choices=sorted(VARIANTS), help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.quick:
         args.steps, args.warmup = 3, 1
@@ -205,6 +214,29 @@ def prepare(name: str, args):
         "peak_rss_after_warmup_bytes": _common.peak_rss_bytes(),
     }
     return info, step, carry
+
+
+def isolated_peak_rss(args) -> dict[str, int]:
+    """Each variant's peak RSS in a process of its own (imports, build, compile, warm-up),
+    so that no other step's state counts: ``{variant: bytes}``."""
+    flags = ["--setting", args.setting, "--warmup", str(args.warmup), "--seed", str(args.seed)]
+    peaks = {}
+    for name in VARIANTS:
+        out = _common.run_worker(__file__, [*flags, "--memory-of", name], f"{name} memory")
+        peaks[name] = out["peak_rss_bytes"]
+        print(f"  {name}: peak RSS {peaks[name] / MIB:.0f} MiB in a process of its own")
+    return peaks
+
+
+def memory_worker(args) -> None:
+    """``--memory-of NAME``: build, compile and warm up one variant, print its peak RSS."""
+    import json
+
+    from jaxcl import training
+
+    training.eigen_cpu_convolutions()
+    prepare(args.memory_of, args)
+    print(json.dumps({"peak_rss_bytes": _common.peak_rss_bytes()}))
 
 
 def measure(args) -> tuple[dict, dict]:
@@ -308,6 +340,9 @@ def plot(results: dict, rss_after_imports: int, path: pathlib.Path, title: str) 
 
 def main() -> None:
     args = parse_args()
+    if args.memory_of:
+        memory_worker(args)
+        return
     env = _common.environment(("jax", "jaxlib", "flax", "optax"))
     _common.print_environment(env)
     command = " ".join(["python", *sys.argv])
@@ -317,6 +352,9 @@ def main() -> None:
     )
     start = time.perf_counter()
     results, run = measure(args)
+    if args.isolated_memory:
+        for name, peak in isolated_peak_rss(args).items():
+            results[name]["isolated_peak_rss_bytes"] = peak
     wall_s = time.perf_counter() - start
     first = results["metaug"]
     env.update(command=command, **run)
@@ -332,7 +370,8 @@ def main() -> None:
     oucl = results["metaug_oucl"]["median_s"]
     header = (
         f"\n{'step':<14} | {'ms/step':>9} {'IQR ms':>8} | {'/ plain':>7} {'/ oucl':>7} | "
-        f"{'GFLOP':>7} | {'XLA MiB':>8} {'temp MiB':>8} {'RSS MiB':>8} | {'params':>9}"
+        f"{'GFLOP':>7} | {'XLA MiB':>8} {'temp MiB':>8} {'RSS MiB':>8} {'alone':>7} | "
+        f"{'params':>9}"
     )
     print(header)
     print("-" * (len(header) - 1))
@@ -343,7 +382,8 @@ def main() -> None:
             f"{r['median_s'] / plain:7.2f} {r['median_s'] / oucl:7.2f} | "
             f"{r['flops'] / 1e9:7.2f} | {xla.get('total_bytes', 0) / MIB:8.1f} "
             f"{xla.get('temp_bytes', 0) / MIB:8.1f} "
-            f"{r['peak_rss_after_warmup_bytes'] / MIB:8.1f} | "
+            f"{r['peak_rss_after_warmup_bytes'] / MIB:8.1f} "
+            f"{r.get('isolated_peak_rss_bytes', float('nan')) / MIB:7.0f} | "
             f"{r['num_params']:9,d}"
         )
     full = results["metaug"]
@@ -365,7 +405,8 @@ def main() -> None:
     print(
         "RSS: the process's peak so far after each step's compile and warm-up (the states "
         f"before it stay alive); after imports {run['rss_after_imports_bytes'] / MIB:.0f} MiB, "
-        f"peak at the end {run['peak_rss_bytes'] / MIB:.0f} MiB"
+        f"peak at the end {run['peak_rss_bytes'] / MIB:.0f} MiB; 'alone': the step's peak "
+        "in a process of its own (imports, build, compile, warm-up)"
     )
     print(f"wall time of the run: {wall_s:.0f} s")
 
