@@ -207,8 +207,9 @@ def cpu_model() -> str:
 
 
 def git_commit() -> str:
-    """The checkout's commit (short), with ``-dirty`` when tracked files have uncommitted
-    changes; ``'unknown'`` outside a git checkout."""
+    """The checkout's commit (short), with ``-dirty`` when tracked files other than result
+    files (``results/`` folders) have uncommitted changes; ``'unknown'`` outside a git
+    checkout."""
     here = pathlib.Path(__file__).resolve().parent
 
     def git(*argv):
@@ -218,7 +219,9 @@ def git_commit() -> str:
 
     try:
         commit = git("rev-parse", "--short", "HEAD")
-        dirty = git("status", "--porcelain", "--untracked-files=no")
+        # The benchmarks' own result files are tracked and rewritten by every run: not code.
+        results = ":(exclude,glob)**/results/**"
+        dirty = git("status", "--porcelain", "--untracked-files=no", "--", ":/", results)
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return commit + ("-dirty" if dirty else "")

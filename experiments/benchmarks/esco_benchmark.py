@@ -2,7 +2,7 @@
 
 Each point is forward + backward (``jax.value_and_grad`` with respect to both views) of the
 loss on N pairs of d = 128 embeddings with D = 1024 random features, run in a fresh
-subprocess so that its peak resident memory (``ru_maxrss``) is its own. XLA's buffer
+subprocess so that its peak resident memory (``VmHWM``) is its own. XLA's buffer
 assignment for the compiled program (arguments + outputs + temporaries) is reported next to
 it. InfoNCE is run while XLA says it fits in ``--memory-limit-gib``; past that the table says
 how much it would need. ``infonce_blockwise`` is the same exact loss with memory linear in N
@@ -47,8 +47,7 @@ GIB = 1 << 30
 
 def _worker(args) -> None:
     """Measures one (method, N) point and prints one JSON line."""
-    import resource
-
+    import _common  # this script's folder: experiments/benchmarks/_common.py
     import jax
     import jax.numpy as jnp
 
@@ -79,7 +78,7 @@ def _worker(args) -> None:
     if not all(bool(jnp.all(jnp.isfinite(g))) for g in grads) or not jnp.isfinite(value):
         result["error"] = "non-finite value or gradient"
     result["seconds"] = sorted(times)[len(times) // 2]
-    result["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    result["peak_rss_bytes"] = _common.peak_rss_bytes()
     result["loss"] = float(value)
     print(json.dumps(result), flush=True)
 

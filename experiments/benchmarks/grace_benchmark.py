@@ -24,7 +24,7 @@ without augmentation (p = 0), the node embeddings, the loss and its gradients. T
 reports how far each float32 result lies from PyTorch's float64 one and from the other
 side's (same model, same loss, up to float32 rounding).
 
-Each side runs in its own subprocess: its peak resident memory (``ru_maxrss``) is its own;
+Each side runs in its own subprocess: its peak resident memory (``VmHWM``) is its own;
 the RSS right after the imports is reported too (``import jaxcl.training`` loads TensorFlow
 through clu's metric writers), and for jaxcl XLA's buffer sizes of the compiled step
 (arguments + outputs not aliased to them + temporaries). Time per epoch is the median over
