@@ -316,18 +316,23 @@ def plot(results: dict, rss_after_imports: int, path: pathlib.Path, title: str) 
     ax_t.set_title("training step (labels: ratio to metaug_plain)", fontsize=9)
     ax_t.legend(fontsize=8)
     x = range(len(names))
-    width = 0.38
+    width = 0.27
     xla = [(results[n]["xla"] or {}).get("total_bytes", 0) / MIB for n in names]
     rss = [results[n]["peak_rss_after_warmup_bytes"] / MIB for n in names]
     base = [rss_after_imports / MIB] * len(names)
-    ax_m.bar([i - width / 2 for i in x], xla, width, color=colors, label="XLA planned total")
-    right = [i + width / 2 for i in x]
-    ax_m.bar(right, base, width, color="lightgray", label="RSS after imports")
+    ax_m.bar([i - width for i in x], xla, width, color=colors, label="XLA planned total")
+    ax_m.bar(x, base, width, color="lightgray", label="RSS after imports")
     ax_m.bar(
-        right, [r - b for r, b in zip(rss, base, strict=True)], width, bottom=base,
+        x, [r - b for r, b in zip(rss, base, strict=True)], width, bottom=base,
         color=colors, alpha=0.4, hatch="//", label="peak RSS so far, after this\nstep's "
         "compile + warm-up",
     )  # fmt: skip
+    if all("isolated_peak_rss_bytes" in results[n] for n in names):
+        alone = [results[n]["isolated_peak_rss_bytes"] / MIB for n in names]
+        ax_m.bar(
+            [i + width for i in x], alone, width, color=colors, alpha=0.7, hatch="..",
+            label="peak RSS of the step\nin a process of its own",
+        )  # fmt: skip
     ax_m.set_xticks(list(x), names)
     ax_m.set_ylabel("MiB")
     ax_m.set_title("memory per step", fontsize=9)
@@ -350,12 +355,20 @@ def main() -> None:
         f"# {command}\n# setting {args.setting}: median of {args.steps} steps after "
         f"{args.warmup} warm-up, the variants' steps interleaved"
     )
+    isolated, isolated_error = {}, None
+    if args.isolated_memory:  # first: a failing worker costs no timings
+        try:
+            isolated = isolated_peak_rss(args)
+        except RuntimeError as err:
+            isolated_error = str(err)
+            print(f"  each step's own peak RSS not measured: {err}")
     start = time.perf_counter()
     results, run = measure(args)
-    if args.isolated_memory:
-        for name, peak in isolated_peak_rss(args).items():
-            results[name]["isolated_peak_rss_bytes"] = peak
-    wall_s = time.perf_counter() - start
+    wall_s = time.perf_counter() - start  # the timed run, without the memory workers
+    for name, peak in isolated.items():
+        results[name]["isolated_peak_rss_bytes"] = peak
+    if isolated_error:
+        run["isolated_memory_error"] = isolated_error
     first = results["metaug"]
     env.update(command=command, **run)
     loads = run["load_average_per_round"]
