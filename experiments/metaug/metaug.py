@@ -14,12 +14,12 @@ accelerator):
 
 * ``:cpu,fc`` (fc7): 74.0 ± 1.7 (72.5, 73.6, 75.8), kNN 61.9; commit ed9bef5, 3.6-6.9 min per
   seed (cores shared with other jobs).
-* ``:cpu,conv`` (conv5): 78.1 ± 0.7 (77.5, 78.0, 78.9), kNN 66.7; commit e9897cf, 3.3-3.4 min
-  per seed (experiments/metaug/results/fashion_mnist_conv.json).
+* ``:cpu,conv`` (conv5): 78.1 ± 0.7 (77.5, 78.0, 78.9), kNN 66.7; commit e9897cf (seeds 0 and 1
+  partly on cores shared with test runs), 3.3-3.4 min per seed
+  (experiments/metaug/results/fashion_mnist_conv.json).
 
 Not run at paper scale (CIFAR, STL-10, Tiny ImageNet are not available here); its CIFAR-10 conv
-and STL-10 fc configs run two steps on tfds mock data in tests/test_metaug.py (so did the
-ResNet-50 config, once, outside CI).
+and STL-10 fc configs run two steps on tfds mock data in tests/test_metaug.py.
 """
 
 from jaxcl.configs import metaug_images

@@ -14,8 +14,9 @@ accelerator):
 
 * ``:cpu,fc`` (fc7): 74.2 ± 1.0 (74.5, 73.1, 75.1), kNN 62.7; commit ed9bef5, 3.6-6.3 min per
   seed (cores shared with other jobs).
-* ``:cpu,conv`` (conv5): 78.6 ± 0.8 (79.0, 77.7, 79.2), kNN 67.8; commit e9897cf, 3.4-4.9 min
-  per seed (experiments/metaug/results/fashion_mnist_conv.json).
+* ``:cpu,conv`` (conv5): 78.6 ± 0.8 (79.0, 77.7, 79.2), kNN 67.8; commit e9897cf (seeds 0 and 1
+  partly on cores shared with test runs), 3.4-4.9 min per seed
+  (experiments/metaug/results/fashion_mnist_conv.json).
 
 Not run at paper scale (CIFAR, STL-10, Tiny ImageNet are not available here); MetAug's step with
 alpha = 0; MetAug's CIFAR-10 conv and STL-10 fc configs run two steps on tfds mock data in

@@ -14,8 +14,9 @@ accelerator):
 
 * ``:cpu,fc`` (fc7): 73.9 ± 1.4 (72.8, 75.5, 73.3), kNN 62.2; commit ed9bef5, 2.4-3.3 min per
   seed (cores shared with other jobs).
-* ``:cpu,conv`` (conv5): 78.1 ± 0.4 (77.7, 78.3, 78.4), kNN 66.8; commit e9897cf, 1.8-2.8 min
-  per seed (experiments/metaug/results/fashion_mnist_conv.json).
+* ``:cpu,conv`` (conv5): 78.1 ± 0.4 (77.7, 78.3, 78.4), kNN 66.8; commit e9897cf (seeds 0 and 1
+  partly on cores shared with test runs), 1.8-2.8 min per seed
+  (experiments/metaug/results/fashion_mnist_conv.json).
 
 Not run at paper scale (CIFAR, STL-10, Tiny ImageNet are not available here); its ResNet-50
 config runs two steps on tfds mock CIFAR-10 in tests/test_metaug.py, its Tiny ImageNet fc config

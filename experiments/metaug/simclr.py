@@ -16,11 +16,13 @@ accelerator):
 
 * ``:cpu,fc`` (fc7): 75.7 ± 0.7 (75.0, 76.3, 75.8), kNN 62.5; commit ed9bef5, 2.5-3.4 min per
   seed (cores shared with other jobs).
-* ``:cpu,conv`` (conv5): 79.5 ± 0.4 (79.2, 79.3, 79.9), kNN 69.0; commit e9897cf, 1.7-2.0 min
-  per seed (experiments/metaug/results/fashion_mnist_conv.json).
+* ``:cpu,conv`` (conv5): 79.5 ± 0.4 (79.2, 79.3, 79.9), kNN 69.0; commit e9897cf (seeds 0 and 1
+  partly on cores shared with test runs), 1.7-2.0 min per seed
+  (experiments/metaug/results/fashion_mnist_conv.json).
 
-Not run at paper scale (CIFAR, STL-10, Tiny ImageNet are not available here); the same views and
-encoders as the other rows, whose configs run on tfds mock data in tests/test_metaug.py.
+Not run at paper scale (CIFAR, STL-10, Tiny ImageNet are not available here); its configs
+validate in tests/test_metaug.py (its views and encoders are the other rows', which run on tfds
+mock data there).
 """
 
 from jaxcl.configs import metaug_images
