@@ -7,13 +7,14 @@ SimCLR's dotted line, no table), so there is no number to copy here.
         --workdir=/tmp/esco_image_simclr_cifar10
     # CIFAR-100: :cifar100; STL-10: :stl10; Fashion-MNIST on 2 CPU cores: :cpu
 
-Setup: :mod:`jaxcl.configs.esco_images`. Measured (``:cpu``, Fashion-MNIST, seeds 0 and 1,
-commit b1f6f6f, 2-core AMD EPYC CPU, no accelerator, jax 0.10.2, 2026-11-25): linear top-1
-75.85 ± 0.47 (76.32, 75.38), kNN 70.98 ± 0.38; wall time 686 / 437 s per seed
-(seed 0's on cores partly shared with another run). All three :cpu rows (SimCLR 75.85,
-ESCo-RFF 74.67, ESCo-SORF 75.62) lie within about two seed spreads of each other. Seed 2 was
-not run. CIFAR and STL-10 are configured at paper scale but not available here; STL-10 runs
-on tfds mock data in tests/test_image_task.py.
+Setup: :mod:`jaxcl.configs.esco_images`. Measured (``:cpu``, Fashion-MNIST, seeds 0, 1, 2
+with ``--config.seed``; seeds 0 and 1 at commit b1f6f6f, seed 2 at e9897cf; 2-core AMD EPYC
+CPU, no accelerator, jax 0.10.2, 2026-11-25): linear top-1 76.39 ± 1.05 (76.32, 75.38,
+77.48), mean ± sample std; kNN 71.41 ± 0.84; wall time 686 / 437 / 410 s per seed (seed 0's
+on cores partly shared with another run). SimCLR and ESCo-SORF are level (76.39, 76.24),
+ESCo-RFF is 0.7-1.2 lower in every seed (75.38), within the seed-to-seed spread of the rows.
+CIFAR and STL-10 are configured at paper scale but not available here; STL-10 runs on tfds
+mock data in tests/test_image_task.py.
 """
 
 from jaxcl.configs import esco_images
