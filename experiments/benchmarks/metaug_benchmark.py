@@ -47,26 +47,28 @@ Usage (from the repository root):
 
 Writes metaug_benchmark[_quick][_cifar10].json and .png to --out (default: results/ here).
 
-Measured 2026-11-24 on 2 cores of an AMD EPYC (XLA:CPU, jax 0.10.2), the machine shared with
-another job (1-minute load 3.5-4.1 while timed; absolute times about 2x a quiet machine's,
-the ratios steady: interleaved rounds). ms/step median (IQR), XLA's planned MiB:
+Measured on 2 cores of an AMD EPYC (XLA:CPU, jax 0.10.2). ms/step median (IQR), XLA's planned
+MiB, each step's peak RSS in a process of its own ("alone"):
 
-  cpu (20 steps after 3)    ms/step         / plain  GFLOP   XLA MiB  (temp)
-    split_simclr             103.2 (6.6)     0.82     1.76     63.4    (53.2)
-    metaug_oucl              106.7 (3.8)     0.84     2.05     67.9    (53.7)
-    metaug_plain             126.5 (3.4)     1.00     2.99     82.6    (59.3)
-    metaug                   288.5 (11.6)    2.28     8.05    137.7   (114.4)
-  cifar10 (5 steps after 1)
+  cpu (20 steps after 3; 2026-11-25, commit 15c5bca, quiet machine: 1-minute load 1.6 while
+  timed; 52 s timed run, 114 s with the memory workers)
+                            ms/step         / plain  GFLOP   XLA MiB  (temp)   alone MiB
+    split_simclr              55.1 (2.8)     0.87     1.76     63.4    (53.2)     938
+    metaug_oucl               54.5 (1.5)     0.86     2.05     67.9    (53.7)    1001
+    metaug_plain              63.6 (1.8)     1.00     2.99     82.6    (59.3)    1040
+    metaug                   143.0 (4.0)     2.25     8.05    137.7   (114.4)    1311
+  cifar10 (5 steps after 1; 2026-11-24, commit 4424196, the machine shared with another job:
+  1-minute load 3.5-4.1, absolute times about 2x a quiet machine's, the ratios steady)
     split_simclr            1189.9 (123)     0.88    52.77    641.8   (381.1)
     metaug_oucl             1278.9 (191)     0.95    53.73    649.3   (382.6)
     metaug_plain            1348.9 (133)     1.00    62.14    856.3   (427.2)
     metaug                  3789.8 (1005)    2.81   166.52   1339.5   (910.3)
 
-MetAug's step: 2.28x the plain step on ``cpu`` (2.70x only OUCL's), 2.81x on ``cifar10``
+MetAug's step: 2.25x the plain step on ``cpu`` (2.62x only OUCL's), 2.81x on ``cifar10``
 (2.96x), within the target of <= 3x (a second-order step costs ~2x at least); its flops are
 2.7x the plain step's in both. Its 5 cifar10 steps are noisy (4.6 s falling to 3.2 s); 15
-after 3 (load 4.0-4.7): 3302 vs 1384 ms, 2.39x. Peak RSS 1.63 GiB (cpu), 3.84 GiB (cifar10).
-Quiet machine, ``--quick`` (load 1.7): cpu 145 vs 64 ms, 2.26x. ~35% of XLA:CPU's time in
+after 3 (load 4.0-4.7): 3302 vs 1384 ms, 2.39x. Peak RSS of the whole cifar10 run (all four
+steps in one process) 3.84 GiB.
 both steps is max pooling's backward (select-and-scatter expanded into iotas, a variadic
 reduce-window and a scatter; profile of the cpu setting).
 """
