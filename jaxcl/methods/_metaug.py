@@ -217,8 +217,7 @@ class MetAug(MetAugOUCL):
     are those of the pass at ``theta``, and the fast-weight pass's are dropped (tested). The
     views are drawn once per step from ``fold_in(key, step)`` and serve both passes; nothing
     inside the passes draws random numbers. Each view's memory queue takes the step's original
-    features once, after the update (tested: a queue larger than the run holds exactly
-    ``steps * batch`` rows).
+    features once, after the update (tested: one step adds exactly one batch to each queue).
     """
 
     name = "metaug"
