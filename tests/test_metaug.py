@@ -429,25 +429,34 @@ def test_paper_scale_configs(row, data, backbone):
         assert c.model.encoder == "alexnet_half" and c.model.representation == backbone
 
 
+def _two_steps_on_mock_data(config, tmp_path, *, linear_epochs):
+    """A paper-scale config (its model already shrunk) for two steps of 8 images on tfds mock
+    data (16 examples per split), with a 16-row queue and a short evaluation; returns
+    ``(results, run, state)``."""
+    import tensorflow_datasets as tfds
+
+    with config.unlocked():
+        config.model.embed_dim = 8
+        config.method.queue_size = 16
+        config.data.workers = 0
+        config.train.update(batch_size=8, epochs=1, log_every_steps=1)
+        config.eval.update(linear_epochs=linear_epochs, linear_batch_size=8, eval_batch_size=8)
+        config.eval.knn_max_train = 16
+    with tfds.testing.mock_data(num_examples=16, policy=tfds.testing.MockPolicy.USE_CODE):
+        results = training.train_and_evaluate(config, str(tmp_path))
+        return (results, *training.load_run(config, str(tmp_path)))
+
+
 @pytest.mark.parametrize("arg", ["cifar10,conv", "stl10,fc"])
 def test_paper_scale_config_runs_on_mock_data(tmp_path, arg):
     """Table 1's MetAug rows at a toy width, two steps on tfds mock data: CIFAR-10 with the
     conv cut, STL-10 (96 px) with the fc cut. Three colour views (L, ab, RGB), three halves
     and generators, three queues. (tfds's mock source has ``num_examples`` rows for any split,
     so STL-10's pretraining split ``unlabelled+train`` is checked in the config only.)"""
-    import tensorflow_datasets as tfds
-
     config = metaug_images.make("metaug", arg)
     with config.unlocked():
-        config.model.update(alexnet_width=0.0625, generator_width=16, embed_dim=8)
-        config.method.queue_size = 16
-        config.data.workers = 0
-        config.train.update(batch_size=8, epochs=1, log_every_steps=1)
-        config.eval.update(linear_epochs=2, linear_batch_size=8, eval_batch_size=8)
-        config.eval.knn_max_train = 16
-    with tfds.testing.mock_data(num_examples=16, policy=tfds.testing.MockPolicy.USE_CODE):
-        results = training.train_and_evaluate(config, str(tmp_path))
-        run, state = training.load_run(config, str(tmp_path))
+        config.model.update(alexnet_width=0.0625, generator_width=16)
+    results, run, state = _two_steps_on_mock_data(config, tmp_path, linear_epochs=2)
     side = 96 if arg.startswith("stl10") else 32
     assert run.task.spec.image_shape == (side, side, 3)
     assert config.data.pretrain_split == ("unlabelled+train" if side == 96 else "train")
@@ -464,20 +473,11 @@ def test_resnet50_config_runs_on_mock_cifar(tmp_path):
     """Table 2's row (one ResNet-50 per colour view) at a toy width, two steps on tfds mock
     data: the only-OUCL row, whose encoders, views and queues are MetAug's (the generators'
     second-order step runs on the AlexNet row above)."""
-    import tensorflow_datasets as tfds
-
     config = metaug_images.make("oucl", "cifar10,resnet50")
     assert config.model.encoder == "resnet" and config.model.resnet_depth == 50
     with config.unlocked():
-        config.model.update(base_width=2, embed_dim=8)
-        config.method.queue_size = 16
-        config.data.workers = 0
+        config.model.base_width = 2
         config.mesh.data = 1
-        config.train.update(batch_size=8, epochs=1, log_every_steps=1)
-        config.eval.update(linear_epochs=1, linear_batch_size=8, eval_batch_size=8)
-        config.eval.knn_max_train = 16
-    with tfds.testing.mock_data(num_examples=16, policy=tfds.testing.MockPolicy.USE_CODE):
-        results = training.train_and_evaluate(config, str(tmp_path))
-        run, state = training.load_run(config, str(tmp_path))
+    results, run, state = _two_steps_on_mock_data(config, tmp_path, linear_epochs=1)
     assert results["steps"] == 2 and np.isfinite(results["final_loss"])
     assert len(state.params["encoders"]) == 3 and len(state.extra["queues"]) == 3
