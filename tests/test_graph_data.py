@@ -370,6 +370,27 @@ def test_synthetic_planetoid_pubmed_is_a_valid_seeded_graph():
         synthetic_planetoid("ogbn")
 
 
+def test_synthetic_planetoid_scale_shrinks_nodes_and_edges_and_keeps_the_rest():
+    ds = synthetic_planetoid("dblp", seed=2, scale=0.1)
+    assert (ds.num_nodes, ds.num_edges, ds.num_features, ds.num_classes) == (1772, 10574, 1639, 4)
+    _check_edges(ds.senders, ds.receivers, ds.num_nodes)
+    assert np.all(np.count_nonzero(ds.node_features, axis=1) == 8)
+    masks = np.stack([ds.train_mask, ds.val_mask, ds.test_mask])
+    assert masks.sum(1).tolist() == [80, 500, 1000] and masks.sum(0).max() == 1
+    tiny = synthetic_planetoid("cora", scale=0.06)  # 162 nodes: the split shrinks with it
+    counts = np.bincount(tiny.labels, minlength=7)
+    assert tiny.num_nodes == 162 and counts.min() < 20  # a class too small for 20
+    train = np.bincount(tiny.labels[tiny.train_mask], minlength=7)
+    np.testing.assert_array_equal(train, np.minimum(counts, 20))
+    rest = 162 - train.sum()
+    assert (tiny.val_mask.sum(), tiny.test_mask.sum()) == (rest // 3, rest - rest // 3)
+    for bad in (0, 1.5, -0.1, True, "0.5"):
+        with pytest.raises(ValueError, match=r"`scale` must be a number in \(0, 1\]"):
+            synthetic_planetoid("cora", scale=bad)
+    with pytest.raises(ValueError, match="`scale` = 0.01 gives cora 27 nodes, fewer than the 142"):
+        synthetic_planetoid("cora", scale=0.01)
+
+
 def test_citeseer_isolated_test_gap(data_dir):
     ds = _planetoid(data_dir, "citeseer")
     in_split = ds.train_mask | ds.val_mask | ds.test_mask

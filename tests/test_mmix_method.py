@@ -246,3 +246,62 @@ def test_grace_mmix_mixes_the_first_view_over_its_kept_edges():
     want = want + losses.mmix_diversity_loss(z1, p_m, p_n)
     np.testing.assert_allclose(loss, want, rtol=1e-5)
     assert set(metrics) == {"loss", "contrast", "diversity_loss"}
+
+
+@pytest.mark.parametrize("row", ROWS)
+def test_pubmed_rows_run_on_a_random_graph_of_its_size(row):
+    c = _experiment(row, "pubmed")
+    training.validate(c)
+    assert (c.data.synthetic, c.data.synthetic_scale) == (True, 1.0)
+    assert (c.method.diffusion, c.method.ppr_eps) == ("sparse", 1e-4)  # no dense 19717^2 PPR
+    assert _experiment(row, "pubmed,quick").data.synthetic_scale == 0.1
+
+
+@pytest.mark.parametrize(
+    "path, arg, method",
+    [
+        ("experiments/mmix/node_mp.py", "pubmed,quick", "mvgrl_mmix"),
+        ("experiments/mvgrl/pubmed.py", "quick", "mvgrl"),
+        ("experiments/mmix/grace_mp.py", "dblp,quick", "grace_mmix"),
+    ],
+)
+def test_pubmed_and_dblp_configs_train_on_a_tenth_of_the_synthetic_graph(
+    tmp_path, path, arg, method
+):
+    spec = importlib.util.spec_from_file_location("cfg", REPO / path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    c = module.get_config(arg)
+    c.train.epochs = 2
+    c.repeats = 1
+    c.eval.node_classifier_runs = min(c.eval.node_classifier_runs, 2)
+    results = training.train_and_evaluate(c, str(tmp_path))
+    assert results["method"] == method and results["steps"] == 2
+    assert np.isfinite(results["final_loss"]) and 0.0 <= results["test_top1"] <= 1.0
+    name = "dblp" if "dblp" in arg else "pubmed"
+    assert json.loads((tmp_path / "results.json").read_text())["data"] == name
+    task = training.make_task(c, methods.get(method)(c), training.make_mesh(1))
+    # a tenth of 19,717 / 17,716 nodes and of 44,324 / 52,867 undirected edges
+    want = {"pubmed": (1972, 2 * 4432), "dblp": (1772, 2 * 5287)}[name]
+    assert (task.ds.num_nodes, task.ds.num_edges) == want
+
+
+def test_grace_dblp_follows_graces_config_and_has_no_esco_lambda():
+    c = _experiment("mp", "dblp", kind="grace")
+    training.validate(c)
+    assert (c.data.synthetic, c.train.epochs, c.optim.lr, c.model.encoder_width) == (
+        True, 1000, 1e-3, 256
+    )  # fmt: skip
+    m = c.method
+    assert (m.p_e1, m.p_e2, m.p_f1, m.p_f2, m.temperature) == (0.1, 0.4, 0.1, 0.0, 0.7)
+    from jaxcl.configs import grace_node
+
+    with pytest.raises(ValueError, match="dblp: no ESCo lambda for 'rff'"):
+        grace_node.make("dblp", "rff")
+
+
+def test_dblp_without_synthetic_names_the_key(tmp_path):
+    c = _experiment("mp", "dblp,quick", kind="grace")
+    c.data.synthetic = False
+    with pytest.raises(training.ConfigError, match="config.data.synthetic=True"):
+        training.train_and_evaluate(c, str(tmp_path))

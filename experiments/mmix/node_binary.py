@@ -3,6 +3,7 @@
     JAXCL_DATA_DIR=../shared/data python -m jaxcl.main \
         --config=experiments/mmix/node_binary.py:cora --workdir=/tmp/mmix_binary_cora
     # Citeseer: :citeseer; all nodes as partners (m-mix-op): :cora,op; smoke test: :cora,quick
+    # Pubmed's size, on a random graph (not run; its files are not here): :pubmed
 
 Paper (m-Mix Table 5): Cora 84.9 ± 0.9, Citeseer 74.1 ± 0.5. Measured (2-core CPU, 200
 epochs, mean of 50 logistic regressions per pretraining): Cora 82.0 ± 1.2 (83.19, 80.80)

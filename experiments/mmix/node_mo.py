@@ -3,6 +3,7 @@
     JAXCL_DATA_DIR=../shared/data python -m jaxcl.main \
         --config=experiments/mmix/node_mo.py:cora --workdir=/tmp/mmix_mo_cora
     # Citeseer: :citeseer; all nodes as partners (m-mix-op): :cora,op; smoke test: :cora,quick
+    # Pubmed's size, on a random graph (not run; its files are not here): :pubmed
 
 Paper (m-Mix Table 5): Cora 85.4 ± 0.4, Citeseer 75.1 ± 0.4. Measured (2-core CPU, 200
 epochs, mean of 50 logistic regressions per pretraining): Cora 82.5 ± 0.5 (82.95, 81.97)

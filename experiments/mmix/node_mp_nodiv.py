@@ -3,6 +3,7 @@
     JAXCL_DATA_DIR=../shared/data python -m jaxcl.main \
         --config=experiments/mmix/node_mp_nodiv.py:cora --workdir=/tmp/mmix_mp_nodiv_cora
     # Citeseer: :citeseer; all nodes as partners (m-mix-op): :cora,op; smoke test: :cora,quick
+    # Pubmed's size, on a random graph (not run; its files are not here): :pubmed
 
 Paper (m-Mix Table 5): Cora 85.1 ± 0.8, Citeseer 74.4 ± 0.9. Measured (2-core CPU, 200
 epochs, mean of 50 logistic regressions per pretraining): Cora 82.3 ± 0.6 (82.89, 81.68)

@@ -3,6 +3,7 @@
     JAXCL_DATA_DIR=../shared/data python -m jaxcl.main \
         --config=experiments/mmix/node_random.py:cora --workdir=/tmp/mmix_random_cora
     # Citeseer: :citeseer; all nodes as partners (m-mix-op): :cora,op; smoke test: :cora,quick
+    # Pubmed's size, on a random graph (not run; its files are not here): :pubmed
 
 Paper (m-Mix Table 5): Cora 84.1 ± 1.6, Citeseer 73.8 ± 1.1. Measured (2-core CPU, 200
 epochs, mean of 50 logistic regressions per pretraining): Cora 82.1 ± 0.3 (82.35, 81.77)

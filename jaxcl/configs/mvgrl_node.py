@@ -29,11 +29,16 @@ def make(
     dataset: str = "cora", arg: str | None = None, *, epochs: int = 300
 ) -> ml_collections.ConfigDict:
     """MVGRL's node-classification config for ``dataset``; ``arg`` empty or ``'quick'``."""
-    if dataset not in ("cora", "citeseer"):
-        raise ValueError(f"unknown data set {dataset!r}; use 'cora' or 'citeseer'")
+    if dataset not in ("cora", "citeseer", "pubmed"):
+        raise ValueError(f"unknown data set {dataset!r}; use 'cora', 'citeseer' or 'pubmed'")
     choice = parse_arg(arg, variants=("quick",))
     c = base_config(dataset, "mvgrl", optimizer="adam_l2")
     apply_node_setup(c, lr=1e-3, epochs=epochs, width=512)
+    if dataset == "pubmed":  # no files here: as the m-Mix Pubmed rows (mmix_node)
+        c.data.synthetic = True
+        if choice.variant == "quick":
+            c.data.synthetic_scale = 0.1
+        c.method.update(diffusion="sparse", ppr_eps=1e-4)
     if choice.variant == "quick":
         c.model.encoder_width = 64
         c.train.epochs = 20

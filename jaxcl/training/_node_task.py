@@ -11,9 +11,12 @@ import numpy as np
 from jaxcl import data as data_lib
 from jaxcl import evaluation, graphs, methods
 from jaxcl.training import _mesh, _task
+from jaxcl.training._errors import ConfigError
 from jaxcl.training._graph_task import data_root
 
-DATASETS = ("cora", "citeseer", "pubmed")
+DATASETS = ("cora", "citeseer", "pubmed", "dblp")
+# Sets with a loader for their files here; the others run only with data.synthetic.
+FILE_DATASETS = ("cora", "citeseer", "pubmed")
 
 
 def config_defaults(data: str, method, config) -> dict:
@@ -28,6 +31,9 @@ def config_defaults(data: str, method, config) -> dict:
             # A random graph of the named set's size instead of its files
             # (data.synthetic_planetoid): for timing and memory, its labels are noise.
             "synthetic": False,
+            # With synthetic: this fraction of the set's nodes and edges (a smoke test of a
+            # large set's config on a small graph).
+            "synthetic_scale": 1.0,
         },
         "eval": {
             "node_split": "random",  # random (GRACE's 10/10/80) | public (Planetoid)
@@ -55,6 +61,13 @@ class NodeClassificationTask:
                 config.data.name,
                 seed=config.seed,
                 normalize_features=config.data.normalize_features,
+                scale=config.data.synthetic_scale,
+            )
+        elif config.data.name not in FILE_DATASETS:
+            raise ConfigError(
+                f"config.data.name = {config.data.name!r}: no loader for its files here "
+                f"(files: {', '.join(FILE_DATASETS)}); set config.data.synthetic=True to run "
+                "its config on a random graph of its size"
             )
         else:
             ds = data_lib.load_planetoid(
