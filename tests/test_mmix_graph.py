@@ -216,3 +216,25 @@ def test_short_run_on_mutag_trains_and_evaluates(tmp_path, row):
     c.train.epochs = 1
     results = training.train_and_evaluate(c, str(tmp_path))
     assert np.isfinite(results["final_loss"]) and 0.5 < results["test_top1"] <= 1.0
+
+
+def test_reddit_binary_rows_run_on_synthetic_graphs_unless_told_otherwise():
+    """No REDDIT-BINARY files here: every row reads synthetic_tu's graphs, at full size for
+    the paper's setup, a fifth with cpu, a twentieth with quick; one-hot degrees uncapped."""
+    for row in mmix_graph.ROWS:
+        for variant, scale in (("", 1.0), (",cpu", 0.2), (",quick", 0.05)):
+            c = _experiment(row, "reddit_binary" + variant)
+            assert (c.data.synthetic, c.data.synthetic_scale) == (True, scale)
+            assert c.data.node_features == "degree" and c.data.drop_node_tag == -1
+    paper = _experiment("mp", "reddit_binary")
+    assert (paper.train.batch_size, paper.train.epochs, paper.repeats) == (256, 200, 5)
+    assert not _experiment("mp", "imdb_binary").data.synthetic
+    assert "REDDITBINARY" in mmix_graph.__doc__ and "88.7 ± 0.4" in mmix_graph.__doc__
+
+
+@pytest.mark.parametrize("row", ["mvgrl", "mp"])
+def test_short_run_on_synthetic_reddit_binary_trains_and_evaluates(tmp_path, row):
+    c = _experiment(row, "reddit_binary,quick")
+    results = training.train_and_evaluate(c, str(tmp_path))
+    assert np.isfinite(results["final_loss"]) and 0.0 <= results["test_top1"] <= 1.0
+    assert results["evaluated_epochs"] == [c.train.epochs]

@@ -15,7 +15,8 @@ Planetoid's ``ind.*`` files (:func:`load_planetoid`) give :class:`GraphDataset` 
 :class:`NodeDataset`; splits for graph and node classification.
 
 Synthetic: :func:`esco_synthetic` makes ESCo's two-view data set (:class:`PairedViews`);
-:func:`synthetic_planetoid` a random graph of Cora's, Citeseer's or Pubmed's size (timing).
+:func:`synthetic_planetoid` a random graph of Cora's, Citeseer's or Pubmed's size (timing);
+:func:`synthetic_tu` random graphs of REDDIT-BINARY's sizes (checking configs, timing).
 """
 
 from jaxcl.data._arrays import ArrayDataset, FeatureTransform
@@ -33,6 +34,7 @@ from jaxcl.data._planetoid import load_planetoid
 from jaxcl.data._sklearn import load_digits_tabular
 from jaxcl.data._splits import random_node_split, stratified_kfold
 from jaxcl.data._synthetic_graph import synthetic_planetoid
+from jaxcl.data._synthetic_tu import synthetic_tu
 from jaxcl.data._tfds import load_tfds_array_record
 from jaxcl.data._tfds_write import prepare_fashion_mnist, write_tfds_images
 from jaxcl.data._tiny_imagenet import prepare_tiny_imagenet
@@ -67,5 +69,6 @@ __all__ = [
     "read_idx",
     "stratified_kfold",
     "synthetic_planetoid",
+    "synthetic_tu",
     "write_tfds_images",
 ]

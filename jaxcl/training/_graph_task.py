@@ -18,6 +18,7 @@ import numpy as np
 
 from jaxcl import data as data_lib
 from jaxcl import evaluation, graphs, methods
+from jaxcl.data._synthetic_tu import TU_SIZES as SYNTHETIC_TU_SIZES
 from jaxcl.training import _mesh, _task
 from jaxcl.training._errors import ConfigError
 
@@ -29,6 +30,8 @@ GRAPH_FILES = {
     "imdb_multi": ("IMDBMULTI", "IMDB-MULTI"),
     "proteins": ("PROTEINS", "PROTEINS"),
     "nci1": ("NCI1", "NCI1"),
+    # Not among the files here: runs with data.synthetic (data.synthetic_tu) until they are.
+    "reddit_binary": ("REDDITBINARY", "REDDIT-BINARY"),
 }
 
 
@@ -62,6 +65,12 @@ def config_defaults(data: str, method, config) -> dict:
             # Standard deviations above the mean batch size at which the padding ladder has
             # rungs (jaxcl.graphs.padding_budgets): more rungs, less padding, more compiles.
             "padding_anchors": (1.0, 3.0),
+            # Random graphs of the named set's size instead of its files (data.synthetic_tu,
+            # seeded by config.seed): for checking a config and timing, its labels are noise.
+            "synthetic": False,
+            # With synthetic: this fraction of the set's graphs and of its mean graph size
+            # (a smoke test of a large set's config on small graphs).
+            "synthetic_scale": 1.0,
         },
         # Graphs per batch (training, and the batches evaluation embeds).
         "train": {"batch_size": 128},
@@ -73,6 +82,37 @@ def config_defaults(data: str, method, config) -> dict:
     if protocol == "linear":
         keys["eval"].update(graph_linear_steps=100, graph_linear_lr=1e-2)
     return keys
+
+
+def _load(config) -> data_lib.GraphDataset:
+    """The data set named by ``config.data``: its files, or ``synthetic_tu``'s graphs."""
+    cfg = config.data
+    if not cfg.synthetic:
+        gin_name, tu_name = GRAPH_FILES[cfg.name]
+        root = data_root(cfg)
+        if cfg.graph_format == "tu":
+            return data_lib.load_tu(
+                os.path.join(root, "tu_raw"), tu_name, node_features=cfg.node_features
+            )
+        return data_lib.load_gin(
+            os.path.join(root, "tu_gin"), gin_name, node_features=cfg.node_features
+        )
+    if cfg.name not in SYNTHETIC_TU_SIZES:
+        raise ConfigError(
+            f"config.data.synthetic = True: there are no synthetic graphs of {cfg.name!r}, "
+            f"only of {', '.join(sorted(SYNTHETIC_TU_SIZES))}; set config.data.synthetic=False "
+            "to read its files"
+        )
+    if cfg.node_features not in ("auto", "degree"):
+        raise ConfigError(
+            f"config.data.node_features = {cfg.node_features!r}: the synthetic graphs "
+            "(config.data.synthetic = True) have no node tags, their features are one-hot "
+            "degrees; use 'degree' or 'auto'"
+        )
+    try:
+        return data_lib.synthetic_tu(cfg.name, seed=config.seed, scale=cfg.synthetic_scale)
+    except ValueError as e:  # the name is known: the scale is what it refuses
+        raise ConfigError(f"config.data.synthetic_scale = {cfg.synthetic_scale!r}: {e}") from e
 
 
 class GraphClassificationTask:
@@ -91,17 +131,7 @@ class GraphClassificationTask:
         self.config = config
         self.method = method
         self.mesh = mesh
-        gin_name, tu_name = GRAPH_FILES[config.data.name]
-        root = data_root(config.data)
-        features = config.data.node_features
-        if config.data.graph_format == "tu":
-            self.ds = data_lib.load_tu(
-                os.path.join(root, "tu_raw"), tu_name, node_features=features
-            )
-        else:
-            self.ds = data_lib.load_gin(
-                os.path.join(root, "tu_gin"), gin_name, node_features=features
-            )
+        self.ds = _load(config)
         if config.data.drop_node_tag >= 0:
             self.ds = data_lib.drop_tagged_nodes(self.ds, config.data.drop_node_tag)
         self.name = config.data.name
