@@ -34,8 +34,12 @@ only 88.4 ± 0.3, J_graph only 84.3 ± 0.7; random-mix has no REDDIT number. The
 setup is the one above, and at this size it is heavy: on the synthetic set the exact
 diffusion view of an m-Mix batch of 256 graphs has about 110 M node pairs (a quarter of
 that for MVGRL's 64; the per-edge messages of one layer at width 512 would be some 230 GB)
-and the set's degree one-hot about 14 GB of float32, more than this edge-list encoder can
-hold on one accelerator as it stands. ``cpu`` runs on a fifth of the synthetic set
+and the set's degree one-hot about 14 GB of float32, and m-Mix's node objective lays out
+``max_nodes^2`` logits per graph (256 x 4,296^2 floats, 19 GB, with the synthetic set's
+largest graph; 3,782 nodes in the real set): more than one accelerator holds as it stands.
+Thresholding the diffusion would cut the first (entries per node on 200 synthetic graphs
+at half size: 416 exact, 70 at 1e-3, 6 at 1e-2), not the others; a block-sparse node
+objective is not written. ``cpu`` runs on a fifth of the synthetic set
 (``data.synthetic_scale = 0.2``: 400 graphs of about 86 nodes; not run), ``quick`` on a
 twentieth (100 graphs of about 21 nodes: about 15 s a row on 2 CPU cores).
 """
