@@ -47,9 +47,12 @@ def _setup(**hp):
     return method, model, inputs
 
 
-@pytest.mark.parametrize("partners", ["wp", "op"])
-def test_loss_is_node_objective_of_mixed_view_plus_diversity(partners):
-    method, model, inputs = _setup(mixing="mp", partners=partners, diversity=0.5)
+@pytest.mark.parametrize(
+    "partners, weight",
+    [("wp", 0.5), ("op", 0.5), ("wp", -0.5)],  # < 0: graph script's sign
+)
+def test_loss_is_node_objective_of_mixed_view_plus_diversity(partners, weight):
+    method, model, inputs = _setup(mixing="mp", partners=partners, diversity=weight)
     loss, metrics = method.loss(model, inputs, jax.random.key(0), {})
     z_a, z_b = model.embed(inputs)
     p_m, p_n = model.projections()
@@ -59,7 +62,7 @@ def test_loss_is_node_objective_of_mixed_view_plus_diversity(partners):
         else {}
     )
     hard = model.g(mixers.mp_mix(z_a, p_m, p_n, **edges))
-    want = losses.mmix_node_loss(hard, z_b) + 0.5 * losses.mmix_diversity_loss(z_a, p_m, p_n)
+    want = losses.mmix_node_loss(hard, z_b) + weight * losses.mmix_diversity_loss(z_a, p_m, p_n)
     np.testing.assert_allclose(loss, want, rtol=1e-6)
     assert set(metrics) == {"loss", "contrast", "diversity_loss"}
     # evaluation: the mixed branch plus view b (Table 10), or the encoders' own sum
@@ -114,6 +117,7 @@ def test_op_threshold_changes_the_mix_and_wp_ignores_it():
         (dict(mixing="gat"), r"config.method.mixing = 'gat'.*\['random', 'binary', 'mo', 'mp'\]"),
         (dict(partners="knn"), r"config.method.partners = 'knn'"),
         (dict(mixing="mo", diversity=1.0), r"diversity = 1.0.*mixing='mo'"),
+        (dict(mixing="random", diversity=-1.0), r"diversity = -1.0.*mixing='random'"),
         (dict(self_weight=1.5), r"self_weight = 1.5"),
         (dict(temperature=0.0), r"temperature = 0.0"),
         (dict(block_size=-1), r"block_size = -1"),

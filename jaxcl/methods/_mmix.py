@@ -49,10 +49,13 @@ def check_mixing(name: str, hp) -> None:
         raise ValueError(f"config.method.self_weight = {hp.self_weight!r}: expected [0, 1]")
     if not hp.temperature > 0:
         raise ValueError(f"config.method.temperature = {hp.temperature!r}: expected > 0")
-    if hp.diversity < 0 or (hp.diversity and hp.mixing != "mp"):
+    # diversity > 0: the paper's Eq. 6 (the projections pushed apart, as the official node
+    # script); < 0: the official graph script's sign (its distance added to the loss, so the
+    # projections are pulled together).
+    if hp.diversity and hp.mixing != "mp":
         raise ValueError(
-            f"config.method.diversity = {hp.diversity!r}: expected >= 0, and 0 unless "
-            f"mixing='mp' (got mixing={hp.mixing!r}; only mp-mix has projections)"
+            f"config.method.diversity = {hp.diversity!r}: expected 0 unless mixing='mp' "
+            f"(got mixing={hp.mixing!r}; only mp-mix has projections)"
         )
 
 
@@ -118,6 +121,7 @@ class MVGRLMix(MVGRL):
       :mod:`jaxcl.mixers`);
     * ``mixing='mp'`` with ``diversity=0`` is the "mp-mix w/o div" row. The diversity loss is
       minimised with the paper's sign (the projections pushed apart), as the node script;
+      a negative ``diversity`` gives the official graph script's sign (pulled together);
     * the code's attention dropout (0.1) is not applied; full graph every step, a fixed
       number of epochs (no early stopping), as our MVGRL.
 

@@ -219,7 +219,8 @@ class MVGRLGraphMix(_TwoViews):
     Our reading, and departures from the official code (Sherrylone/M-Mix ``graph/``): the
     code contrasts nodes across the whole batch (Eq. 9 writes ``J_node(G_i)`` per graph:
     we follow the paper), mixes inside the GCN layer and adds the diversity distance (the
-    node script subtracts it; we follow the paper's sign), detaches the mixing weights
+    node script subtracts it; we follow the paper's sign, ``diversity < 0`` gives the
+    code's), detaches the mixing weights
     (we do not), and reads graphs out by their mean (we keep MVGRL's sum; cosine
     similarity makes the loss indifferent to it, not the SVM). With several GCN layers the
     graph term uses the last layer only. A fixed number of epochs, evaluated after
