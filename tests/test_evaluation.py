@@ -265,6 +265,11 @@ def test_svm_kfold_matches_sklearn_nested_cross_validation_on_digits():
     np.testing.assert_allclose(out["mean"], reference.mean(), atol=1e-12)
     assert out["mean"] > 0.9
     assert set(out["best_c"]) <= set(grid)
+    # the grid search in 2 worker processes: the same folds, Cs and accuracies
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        parallel = evaluation.svm_kfold_accuracy(x, y, num_folds=5, c_grid=grid, seed=3, n_jobs=2)
+    assert parallel["per_fold"] == out["per_fold"] and parallel["best_c"] == out["best_c"]
 
 
 # -------------------------------------------------------------------- node_logistic_regression

@@ -142,8 +142,12 @@ def test_a_config_holds_exactly_the_keys_that_apply():
     with pytest.raises(training.ConfigError, match="eval.graph_linear_lr does not apply"):
         training.validate(svm)
     fixed = training.conform(svm)
-    assert "graph_linear_lr" not in fixed.eval
+    assert "graph_linear_lr" not in fixed.eval and fixed.eval.svm_jobs == -1
     training.validate(fixed)
+    for bad in (0, -2):
+        fixed.eval.svm_jobs = bad
+        with pytest.raises(training.ConfigError, match=f"config.eval.svm_jobs = {bad}"):
+            training.validate(fixed)
     # The one config grammar: an unknown component name is named with the known ones.
     with pytest.raises(training.ConfigError, match="config.data.name = 'cifar': unknown"):
         training.base_config("cifar", "dacl")

@@ -328,6 +328,12 @@ def _nonnegative_int(path, value):
     _number(path, value, minimum=0, integer=True)
 
 
+def _jobs(path, value):  # scikit-learn's n_jobs: -1 (every core) or a positive count
+    _number(path, value, minimum=-1, integer=True)
+    if value == 0:
+        _fail(path, value, "-1 (every core) or a positive number of processes")
+
+
 # The value check of each key, where the key applies.
 CHECKS = {
     "seed": _nonnegative_int,
@@ -379,6 +385,7 @@ CHECKS = {
     "eval.folds": lambda p, v: _number(p, v, minimum=2, integer=True),
     "eval.graph_linear_steps": _positive_int,
     "eval.graph_linear_lr": _positive,
+    "eval.svm_jobs": _jobs,
     "eval.node_split": lambda p, v: _choice(p, v, ("random", "public")),
     "eval.node_every_epochs": _nonnegative_int,
     "eval.linear_steps": _positive_int,

@@ -81,6 +81,10 @@ def config_defaults(data: str, method, config) -> dict:
         keys["eval"]["last_epochs"] = 5
     if protocol == "linear":
         keys["eval"].update(graph_linear_steps=100, graph_linear_lr=1e-2)
+    else:
+        # Processes for the SVM's grid search (scikit-learn's n_jobs: -1 = every core, 1 =
+        # none): the same accuracies, sooner; on IMDB-BINARY the search is minutes.
+        keys["eval"]["svm_jobs"] = -1
     return keys
 
 
@@ -214,7 +218,9 @@ class GraphClassificationTask:
         y = self.ds.labels
         cfg = self.config.eval
         if cfg.graph_protocol == "svm":
-            r = evaluation.svm_kfold_accuracy(x, y, num_folds=cfg.folds, seed=self.config.seed)
+            r = evaluation.svm_kfold_accuracy(
+                x, y, num_folds=cfg.folds, seed=self.config.seed, n_jobs=cfg.svm_jobs
+            )
         else:
             r = evaluation.kfold_linear_accuracy(
                 x,
