@@ -6,8 +6,8 @@
     # smoke test: :mutag,quick
 
 Measured on MUTAG (``:mutag,cpu``, 40 epochs, 3 pretrainings, 10-fold linear SVM after the
-last epoch): 80.7 ± 1.7 (81.9, 82.0, 78.3); paper (m-Mix Table 9) 89.4 ± 0.7. Commit
-32b4585, 2-core CPU, about 3 min for the three. Other data: not run.
+last epoch; mean ± sample std): 80.7 ± 2.1 (81.9, 82.0, 78.3); paper (m-Mix Table 9) 89.4 ±
+0.7. Commit 32b4585, 2-core CPU, about 3 min for the three. Other data: not run.
 """
 
 from jaxcl.configs import mmix_graph

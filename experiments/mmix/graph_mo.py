@@ -6,8 +6,8 @@
     # smoke test: :mutag,quick
 
 Measured on MUTAG (``:mutag,cpu``, 40 epochs, 3 pretrainings, 10-fold linear SVM after the
-last epoch): 82.1 ± 0.7 (81.9, 81.5, 83.0); paper (m-Mix Table 5) 91.8 ± 0.4. Commit
-32b4585, 2-core CPU, 2 min 36 s for the three. Other data: not run.
+last epoch; mean ± sample std): 82.1 ± 0.8 (81.9, 81.5, 83.0); paper (m-Mix Table 5) 91.8 ±
+0.4. Commit 32b4585, 2-core CPU, 2 min 36 s for the three. Other data: not run.
 """
 
 from jaxcl.configs import mmix_graph

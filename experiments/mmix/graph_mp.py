@@ -6,8 +6,8 @@
     # smoke test: :mutag,quick
 
 Measured on MUTAG (``:mutag,cpu``, 40 epochs, 3 pretrainings, 10-fold linear SVM after the
-last epoch): 81.2 ± 1.4 (81.9, 79.4, 82.5); paper (m-Mix Table 5) 92.0 ± 0.5. Commit
-32b4585, 2-core CPU, 2 min 54 s for the three. Other data: not run.
+last epoch; mean ± sample std): 81.2 ± 1.6 (81.9, 79.4, 82.5); paper (m-Mix Table 5) 92.0 ±
+0.5. Commit 32b4585, 2-core CPU, 2 min 54 s for the three. Other data: not run.
 """
 
 from jaxcl.configs import mmix_graph

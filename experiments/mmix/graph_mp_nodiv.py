@@ -6,8 +6,8 @@
     # smoke test: :mutag,quick
 
 Measured on MUTAG (``:mutag,cpu``, 40 epochs, 3 pretrainings, 10-fold linear SVM after the
-last epoch): 84.1 ± 0.4 (84.0, 84.6, 83.5); paper (m-Mix Table 5) 90.7 ± 1.3. Commit
-32b4585, 2-core CPU, 2 min 53 s for the three. Other data: not run.
+last epoch; mean ± sample std): 84.1 ± 0.6 (84.0, 84.6, 83.5); paper (m-Mix Table 5) 90.7 ±
+1.3. Commit 32b4585, 2-core CPU, 2 min 53 s for the three. Other data: not run.
 """
 
 from jaxcl.configs import mmix_graph

@@ -6,8 +6,8 @@
     # smoke test: :mutag,quick
 
 Measured on MUTAG (``:mutag,cpu``, 40 epochs, 3 pretrainings, 10-fold linear SVM after the
-last epoch): 81.7 ± 0.9 (81.4, 80.8, 82.9); paper (m-Mix Table 5) 89.7 ± 0.8. Commit
-32b4585, 2-core CPU, 3 min 32 s for the three. Other data: not run.
+last epoch; mean ± sample std): 81.7 ± 1.1 (81.4, 80.8, 82.9); paper (m-Mix Table 5) 89.7 ±
+0.8. Commit 32b4585, 2-core CPU, 3 min 32 s for the three. Other data: not run.
 """
 
 from jaxcl.configs import mmix_graph

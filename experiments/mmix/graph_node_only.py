@@ -6,8 +6,8 @@
     # smoke test: :mutag,quick
 
 Measured on MUTAG (``:mutag,cpu``, 40 epochs, 3 pretrainings, 10-fold linear SVM after the
-last epoch): 82.0 ± 1.1 (81.4, 80.9, 83.6); paper (m-Mix Table 9) 91.4 ± 0.4. Commit
-32b4585, 2-core CPU, about 3 min for the three. Other data: not run.
+last epoch; mean ± sample std): 82.0 ± 1.4 (81.4, 80.9, 83.6); paper (m-Mix Table 9) 91.4 ±
+0.4. Commit 32b4585, 2-core CPU, about 3 min for the three. Other data: not run.
 """
 
 from jaxcl.configs import mmix_graph

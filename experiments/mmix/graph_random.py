@@ -6,8 +6,8 @@
     # smoke test: :mutag,quick
 
 Measured on MUTAG (``:mutag,cpu``, 40 epochs, 3 pretrainings, 10-fold linear SVM after the
-last epoch): 83.7 ± 0.7 (84.6, 83.6, 83.0); paper (m-Mix Table 5) 89.9 ± 1.3. Commit
-32b4585, 2-core CPU, 2 min 4 s for the three. Other data: not run.
+last epoch; mean ± sample std): 83.7 ± 0.8 (84.6, 83.6, 83.0); paper (m-Mix Table 5) 89.9 ±
+1.3. Commit 32b4585, 2-core CPU, 2 min 4 s for the three. Other data: not run.
 """
 
 from jaxcl.configs import mmix_graph

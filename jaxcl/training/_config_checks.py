@@ -1,0 +1,130 @@
+"""The value check of each config key (where the key applies): ``CHECKS`` maps a key's
+path to a function that raises ``ConfigError`` naming the key, the value and what was
+expected. :func:`jaxcl.training.validate` applies them."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from jaxcl import models, optim
+from jaxcl.training._errors import ConfigError
+
+
+def _fail(path, value, expected):
+    raise ConfigError(f"config.{path} = {value!r}: expected {expected}")
+
+
+def _number(path, value, *, minimum=None, exclusive=False, integer=False, maximum=None):
+    integral = numbers.Integral if integer else numbers.Real
+    kind = "an integer" if integer else "a number"
+    if not isinstance(value, integral) or isinstance(value, bool):
+        _fail(path, value, kind)
+    if not math.isfinite(value):
+        _fail(path, value, f"a finite {kind[2:] if integer else 'number'}")
+    if minimum is not None and (value <= minimum if exclusive else value < minimum):
+        _fail(path, value, f"{kind} {'>' if exclusive else '>='} {minimum}")
+    if maximum is not None and value > maximum:
+        _fail(path, value, f"{kind} <= {maximum}")
+
+
+def _choice(path, value, allowed):
+    if value not in allowed:
+        _fail(path, value, f"one of {list(allowed)}")
+
+
+def _flag(path, value):
+    if not isinstance(value, bool):
+        _fail(path, value, "True or False")
+
+
+def _anchors(path, value):
+    if not (
+        isinstance(value, tuple | list)
+        and value
+        and all(
+            isinstance(a, int | float) and not isinstance(a, bool) and math.isfinite(a)
+            for a in value
+        )
+    ):
+        _fail(path, value, "a non-empty tuple of finite numbers")
+
+
+def _positive_int(path, value):
+    _number(path, value, minimum=1, integer=True)
+
+
+def _positive(path, value):
+    _number(path, value, minimum=0, exclusive=True)
+
+
+def _nonnegative(path, value):
+    _number(path, value, minimum=0)
+
+
+def _nonnegative_int(path, value):
+    _number(path, value, minimum=0, integer=True)
+
+
+def _count_or_all(path, value):  # devices, processes: a positive count, or -1 for all
+    _number(path, value, minimum=-1, integer=True)
+    if value == 0:
+        _fail(path, value, "a positive count, or -1 for all")
+
+
+# The value check of each key, where the key applies.
+CHECKS = {
+    "seed": _nonnegative_int,
+    "repeats": _positive_int,
+    "mesh.data": _count_or_all,
+    "model.compute_dtype": lambda p, v: _choice(p, v, models.COMPUTE_DTYPES),
+    "model.encoder_depth": _positive_int,
+    "model.encoder_width": _positive_int,
+    "model.head_depth": _positive_int,
+    "model.head_width": _positive_int,
+    "model.embed_dim": _positive_int,
+    "model.encoder_out_dim": _positive_int,
+    "model.gin_kernel_init": lambda p, v: _choice(p, v, ("lecun_normal", "glorot_uniform")),
+    "optim.schedule": lambda p, v: _choice(p, v, optim.SCHEDULES),
+    "optim.lr": _positive,
+    "optim.weight_decay": _nonnegative,
+    "optim.momentum": _nonnegative,
+    "optim.trust_coefficient": _positive,
+    "optim.warmup_epochs": _nonnegative,
+    "train.batch_size": _positive_int,
+    "train.epochs": _nonnegative_int,
+    "train.log_every_steps": _positive_int,
+    "train.checkpoint_every_steps": _positive_int,
+    "train.keep_checkpoints": _positive_int,
+    "train.knn_every_epochs": _nonnegative_int,
+    "train.reuse_host_memory": _flag,
+    "train.eigen_cpu_convolutions": _flag,
+    "data.graph_format": lambda p, v: _choice(p, v, ("gin", "tu")),
+    "data.node_features": lambda p, v: _choice(p, v, ("auto", "tags", "degree", "constant")),
+    "data.drop_node_tag": lambda p, v: _number(p, v, minimum=-1, integer=True),
+    "data.padding_anchors": _anchors,
+    "data.normalize_features": _flag,
+    "data.synthetic": _flag,
+    "data.permutation_seed": _nonnegative_int,
+    "data.num_samples": _positive_int,
+    "data.num_features": _positive_int,
+    "data.data_seed": _nonnegative_int,
+    "eval.linear_epochs": _positive_int,
+    "eval.linear_batch_size": _positive_int,
+    "eval.linear_lr": _positive,
+    "eval.linear_optimizer": lambda p, v: _choice(p, v, ("lars", "adam", "sgd")),
+    "eval.knn_k": _positive_int,
+    "eval.knn_max_train": _positive_int,
+    "eval.graph_protocol": lambda p, v: _choice(p, v, ("linear", "svm")),
+    "eval.last_epochs": _positive_int,
+    "eval.folds": lambda p, v: _number(p, v, minimum=2, integer=True),
+    "eval.graph_linear_steps": _positive_int,
+    "eval.graph_linear_lr": _positive,
+    "eval.svm_jobs": _count_or_all,
+    "eval.node_split": lambda p, v: _choice(p, v, ("random", "public")),
+    "eval.node_every_epochs": _nonnegative_int,
+    "eval.linear_steps": _positive_int,
+    "train.eval_every_epochs": _nonnegative_int,
+    "eval.node_classifier_runs": _positive_int,
+    "eval.node_clustering": _flag,
+}
