@@ -259,6 +259,10 @@ def test_pubmed_rows_run_on_a_random_graph_of_its_size(row):
     assert (c.data.synthetic, c.data.synthetic_scale) == (True, 1.0)
     assert (c.method.diffusion, c.method.ppr_eps) == ("sparse", 1e-4)  # no dense 19717^2 PPR
     assert _experiment(row, "pubmed,quick").data.synthetic_scale == 0.1
+    for bad in (0.0, 1.5):
+        c.data.synthetic_scale = bad
+        with pytest.raises(training.ConfigError, match=f"config.data.synthetic_scale = {bad}"):
+            training.validate(c)
 
 
 @pytest.mark.parametrize(

@@ -118,7 +118,8 @@ def test_bad_arguments_are_named(kwargs, message):
     ("key", "value", "message"),
     [
         ("data.name", "mutag", r"config.data.synthetic = True: .*'mutag', only of reddit_binary"),
-        ("data.synthetic_scale", 2.0, r"config.data.synthetic_scale = 2.0: synthetic_tu: `scale`"),
+        ("data.synthetic_scale", 2.0, r"config.data.synthetic_scale = 2.0: expected a number <= 1"),
+        ("data.synthetic_scale", 0.001, r"synthetic_scale = 0.001: synthetic_tu: `scale` = 0.001"),
         ("data.node_features", "tags", r"config.data.node_features = 'tags': the synthetic"),
     ],
 )

@@ -47,7 +47,7 @@ import ml_collections
 
 from jaxcl.configs import grace_node
 from jaxcl.configs.common import parse_arg
-from jaxcl.configs.mvgrl_node import apply_node_setup
+from jaxcl.configs.mvgrl_node import apply_node_setup, apply_pubmed
 from jaxcl.training import base_config, conform
 
 ROWS = {
@@ -59,15 +59,6 @@ ROWS = {
 }
 DATASETS = ("cora", "citeseer", "pubmed")
 GRACE_DATASETS = ("cora", "citeseer", "dblp")
-SYNTHETIC_QUICK_SCALE = 0.1  # Pubmed / DBLP smoke tests: a tenth of the graph
-
-
-def use_synthetic(c: ml_collections.ConfigDict, quick: bool) -> None:
-    """Pubmed's and DBLP's files are not here: a random graph of their size (see the module
-    docstring); ``quick`` shrinks it to a tenth."""
-    c.data.synthetic = True
-    if quick:
-        c.data.synthetic_scale = SYNTHETIC_QUICK_SCALE
 
 
 def make(row: str, arg: str | None = None, *, epochs: int = 200, width: int = 512):
@@ -83,8 +74,7 @@ def make(row: str, arg: str | None = None, *, epochs: int = 200, width: int = 51
     c.method.partners = choice.option or "wp"
     quick = choice.variant == "quick"
     if choice.dataset == "pubmed":
-        use_synthetic(c, quick)
-        c.method.update(diffusion="sparse", ppr_eps=1e-4)
+        apply_pubmed(c, quick=quick)
     if quick:
         c.model.encoder_width = 32
         c.train.epochs = 10

@@ -105,6 +105,7 @@ CHECKS = {
     "data.padding_anchors": _anchors,
     "data.normalize_features": _flag,
     "data.synthetic": _flag,
+    "data.synthetic_scale": lambda p, v: _number(p, v, minimum=0, exclusive=True, maximum=1),
     "data.permutation_seed": _nonnegative_int,
     "data.num_samples": _positive_int,
     "data.num_features": _positive_int,
