@@ -20,7 +20,7 @@ import ml_collections
 
 from jaxcl import methods, optim
 from jaxcl.training import _task
-from jaxcl.training._config_checks import CHECKS, _fail, _flag, _number
+from jaxcl.training._config_checks import CHECKS, fail, flag, number
 from jaxcl.training._errors import ConfigError
 
 SHARED = {
@@ -287,7 +287,7 @@ def validate(config: ml_collections.ConfigDict) -> None:
         if path in CHECKS:
             CHECKS[path](path, value)
     if config.data.get("graph_format") == "tu" and config.data.name not in ("mutag", "proteins"):
-        _fail(
+        fail(
             "data.graph_format",
             "tu",
             f"'gin' for {config.data.name} (TU's own format is available for mutag, proteins)",
@@ -296,9 +296,9 @@ def validate(config: ml_collections.ConfigDict) -> None:
     for path, value in _walk(config.method, "method."):
         default = method_cls.defaults.get(path.split(".", 1)[1])
         if isinstance(default, numbers.Real) and not isinstance(default, bool):
-            _number(path, value)
+            number(path, value)
         elif isinstance(default, bool):
-            _flag(path, value)
+            flag(path, value)
     try:  # the method's own checks of its hyperparameters
         method_cls(config)
     except ValueError as err:

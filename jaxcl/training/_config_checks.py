@@ -11,31 +11,31 @@ from jaxcl import models, optim
 from jaxcl.training._errors import ConfigError
 
 
-def _fail(path, value, expected):
+def fail(path, value, expected):
     raise ConfigError(f"config.{path} = {value!r}: expected {expected}")
 
 
-def _number(path, value, *, minimum=None, exclusive=False, integer=False, maximum=None):
+def number(path, value, *, minimum=None, exclusive=False, integer=False, maximum=None):
     integral = numbers.Integral if integer else numbers.Real
     kind = "an integer" if integer else "a number"
     if not isinstance(value, integral) or isinstance(value, bool):
-        _fail(path, value, kind)
+        fail(path, value, kind)
     if not math.isfinite(value):
-        _fail(path, value, f"a finite {kind[2:] if integer else 'number'}")
+        fail(path, value, f"a finite {kind[2:] if integer else 'number'}")
     if minimum is not None and (value <= minimum if exclusive else value < minimum):
-        _fail(path, value, f"{kind} {'>' if exclusive else '>='} {minimum}")
+        fail(path, value, f"{kind} {'>' if exclusive else '>='} {minimum}")
     if maximum is not None and value > maximum:
-        _fail(path, value, f"{kind} <= {maximum}")
+        fail(path, value, f"{kind} <= {maximum}")
 
 
 def _choice(path, value, allowed):
     if value not in allowed:
-        _fail(path, value, f"one of {list(allowed)}")
+        fail(path, value, f"one of {list(allowed)}")
 
 
-def _flag(path, value):
+def flag(path, value):
     if not isinstance(value, bool):
-        _fail(path, value, "True or False")
+        fail(path, value, "True or False")
 
 
 def _anchors(path, value):
@@ -47,29 +47,29 @@ def _anchors(path, value):
             for a in value
         )
     ):
-        _fail(path, value, "a non-empty tuple of finite numbers")
+        fail(path, value, "a non-empty tuple of finite numbers")
 
 
 def _positive_int(path, value):
-    _number(path, value, minimum=1, integer=True)
+    number(path, value, minimum=1, integer=True)
 
 
 def _positive(path, value):
-    _number(path, value, minimum=0, exclusive=True)
+    number(path, value, minimum=0, exclusive=True)
 
 
 def _nonnegative(path, value):
-    _number(path, value, minimum=0)
+    number(path, value, minimum=0)
 
 
 def _nonnegative_int(path, value):
-    _number(path, value, minimum=0, integer=True)
+    number(path, value, minimum=0, integer=True)
 
 
 def _count_or_all(path, value):  # devices, processes: a positive count, or -1 for all
-    _number(path, value, minimum=-1, integer=True)
+    number(path, value, minimum=-1, integer=True)
     if value == 0:
-        _fail(path, value, "a positive count, or -1 for all")
+        fail(path, value, "a positive count, or -1 for all")
 
 
 # The value check of each key, where the key applies.
@@ -97,15 +97,15 @@ CHECKS = {
     "train.checkpoint_every_steps": _positive_int,
     "train.keep_checkpoints": _positive_int,
     "train.knn_every_epochs": _nonnegative_int,
-    "train.reuse_host_memory": _flag,
-    "train.eigen_cpu_convolutions": _flag,
+    "train.reuse_host_memory": flag,
+    "train.eigen_cpu_convolutions": flag,
     "data.graph_format": lambda p, v: _choice(p, v, ("gin", "tu")),
     "data.node_features": lambda p, v: _choice(p, v, ("auto", "tags", "degree", "constant")),
-    "data.drop_node_tag": lambda p, v: _number(p, v, minimum=-1, integer=True),
+    "data.drop_node_tag": lambda p, v: number(p, v, minimum=-1, integer=True),
     "data.padding_anchors": _anchors,
-    "data.normalize_features": _flag,
-    "data.synthetic": _flag,
-    "data.synthetic_scale": lambda p, v: _number(p, v, minimum=0, exclusive=True, maximum=1),
+    "data.normalize_features": flag,
+    "data.synthetic": flag,
+    "data.synthetic_scale": lambda p, v: number(p, v, minimum=0, exclusive=True, maximum=1),
     "data.permutation_seed": _nonnegative_int,
     "data.num_samples": _positive_int,
     "data.num_features": _positive_int,
@@ -118,7 +118,7 @@ CHECKS = {
     "eval.knn_max_train": _positive_int,
     "eval.graph_protocol": lambda p, v: _choice(p, v, ("linear", "svm")),
     "eval.last_epochs": _positive_int,
-    "eval.folds": lambda p, v: _number(p, v, minimum=2, integer=True),
+    "eval.folds": lambda p, v: number(p, v, minimum=2, integer=True),
     "eval.graph_linear_steps": _positive_int,
     "eval.graph_linear_lr": _positive,
     "eval.svm_jobs": _count_or_all,
@@ -127,5 +127,5 @@ CHECKS = {
     "eval.linear_steps": _positive_int,
     "train.eval_every_epochs": _nonnegative_int,
     "eval.node_classifier_runs": _positive_int,
-    "eval.node_clustering": _flag,
+    "eval.node_clustering": flag,
 }
