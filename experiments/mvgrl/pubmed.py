@@ -11,7 +11,7 @@ windows of 2000 nodes out of the dense 19,717 x 19,717 matrix instead; see
     python -m jaxcl.main --config=experiments/mvgrl/pubmed.py --workdir=/tmp/mvgrl_pubmed
     # smoke test on a tenth of the graph: --config=experiments/mvgrl/pubmed.py:quick
 
-Measured: not run (no data); the ``quick`` variant runs in tests/test_mmix_node.py.
+Measured: not run (no data); the ``quick`` variant runs in tests/test_mmix_method.py.
 """
 
 from jaxcl.configs import mvgrl_node
