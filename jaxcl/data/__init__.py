@@ -24,7 +24,7 @@ from jaxcl.data._batches import iterate_batches, num_batches
 from jaxcl.data._esco_synthetic import PairedViews, esco_synthetic
 from jaxcl.data._fashion_mnist import load_fashion_mnist
 from jaxcl.data._gin import load_gin
-from jaxcl.data._graph_edit import drop_tagged_nodes
+from jaxcl.data._graph_edit import drop_tagged_nodes, edit_triplets
 from jaxcl.data._graph_io import GraphFormatError
 from jaxcl.data._graph_types import Graph, GraphDataset, NodeDataset
 from jaxcl.data._host_crop import HostCrop
@@ -51,6 +51,7 @@ __all__ = [
     "NodeDataset",
     "PairedViews",
     "drop_tagged_nodes",
+    "edit_triplets",
     "epoch_order",
     "esco_synthetic",
     "image_batches",

@@ -11,10 +11,18 @@ training run one compiled program on the default device (a GPU/TPU when there is
 * :func:`svm_kfold_accuracy` -- InfoGraph's (and m-Mix's) linear SVM with C chosen by inner CV.
 * :func:`node_logistic_regression` -- GRACE/PyGCL node classification, best-validation test acc.
 * :func:`kmeans_nmi_ari` -- node clustering (MVGRL, m-Mix Table 8): k-means, NMI and ARI.
+* :func:`edit_triplet_scores` -- graph-edit triplets (m-Mix Table 6): triplet accuracy, pair
+  AUC; :func:`wl_kernel_similarity` its WL-kernel baseline, :func:`similarity_scores` the two
+  scores from any similarities.
 * :func:`knn_accuracy`, :func:`knn_predict` -- cosine-similarity weighted kNN (InstDisc).
 """
 
 from jaxcl.evaluation._clustering import kmeans_nmi_ari
+from jaxcl.evaluation._graph_edit import (
+    edit_triplet_scores,
+    similarity_scores,
+    wl_kernel_similarity,
+)
 from jaxcl.evaluation._kfold import kfold_linear_accuracy
 from jaxcl.evaluation._knn import knn_accuracy, knn_predict
 from jaxcl.evaluation._linear_probe import linear_probe
@@ -22,11 +30,14 @@ from jaxcl.evaluation._node import node_logistic_regression
 from jaxcl.evaluation._svm import svm_kfold_accuracy
 
 __all__ = [
+    "edit_triplet_scores",
     "kfold_linear_accuracy",
     "kmeans_nmi_ari",
     "knn_accuracy",
     "knn_predict",
     "linear_probe",
     "node_logistic_regression",
+    "similarity_scores",
     "svm_kfold_accuracy",
+    "wl_kernel_similarity",
 ]

@@ -209,8 +209,15 @@ class Method:
         set to batch (the same graphs, labels and node features, in the same order; edges
         may differ) and optional per-graph edge weights, ``[num_edges]`` or
         ``[num_edges, k]``, which batches carry in ``edges``. Default: the data set as read,
-        no weights. Graph-level MVGRL adds each graph's PPR diffusion.
+        no weights. Graph-level MVGRL adds each graph's PPR diffusion. Default:
+        :meth:`graph_views`.
         """
+        return self.graph_views(dataset)
+
+    def graph_views(self, dataset):
+        """:meth:`graph_dataset`'s transformation alone, for graphs that are only embedded
+        (the graph-edit triplets of ``eval.edit_nodes``): it must not change the method's
+        state. Default: the data set as read, no weights."""
         return dataset, None
 
     # -- optimiser and state -------------------------------------------------------------

@@ -131,6 +131,9 @@ class _TwoViews(Method):
 
     def graph_dataset(self, dataset):
         self.max_nodes = max(g.num_nodes for g in dataset.graphs)
+        return self.graph_views(dataset)
+
+    def graph_views(self, dataset):
         return two_view_dataset(dataset, alpha=self.hp.alpha)
 
     def encoders(self, spec, rngs):

@@ -50,6 +50,14 @@ def _anchors(path, value):
         fail(path, value, "a non-empty tuple of finite numbers")
 
 
+def _edit_sizes(path, value):
+    if not (
+        isinstance(value, tuple | list)
+        and all(isinstance(n, int) and not isinstance(n, bool) and n >= 2 for n in value)
+    ):
+        fail(path, value, "a tuple of subgraph sizes, integers >= 2 (() for none)")
+
+
 def _positive_int(path, value):
     number(path, value, minimum=1, integer=True)
 
@@ -122,6 +130,8 @@ CHECKS = {
     "eval.graph_linear_steps": _positive_int,
     "eval.graph_linear_lr": _positive,
     "eval.svm_jobs": _count_or_all,
+    "eval.edit_nodes": _edit_sizes,
+    "eval.edit_graphs": _positive_int,
     "eval.node_split": lambda p, v: _choice(p, v, ("random", "public")),
     "eval.node_every_epochs": _nonnegative_int,
     "eval.linear_steps": _positive_int,

@@ -74,7 +74,15 @@ def config_defaults(data: str, method, config) -> dict:
         },
         # Graphs per batch (training, and the batches evaluation embeds).
         "train": {"batch_size": 128},
-        "eval": {"graph_protocol": protocol, "folds": 10},  # linear (DACL) | svm (InfoGraph)
+        "eval": {
+            "graph_protocol": protocol,  # linear (DACL) | svm (InfoGraph)
+            "folds": 10,
+            # Graph-edit triplets after training (m-Mix Table 6): for each subgraph size n
+            # here, eval.edit_graphs graphs cut to their first n nodes, each against copies
+            # with 1 and with 2 edges moved (data.edit_triplets); () = none.
+            "edit_nodes": (),
+            "edit_graphs": 1000,
+        },
     }
     if method.pretrains:
         # Evaluated after each of the last `last_epochs` epochs (DACL §5.3).
@@ -203,9 +211,10 @@ class GraphClassificationTask:
             return False
         return epoch > self.config.train.epochs - self.config.eval.last_epochs
 
-    def embeddings(self, features_fn) -> np.ndarray:
+    def embeddings(self, features_fn, batcher=None) -> np.ndarray:
+        """The graph embeddings of the data set (or of ``batcher``'s graphs), in order."""
         out = []
-        batcher = self.eval_batcher
+        batcher = batcher or self.eval_batcher
         for indices, batch in zip(
             batcher.batch_indices(0), batcher.epoch(0, shards=self.local_shards), strict=True
         ):
@@ -237,10 +246,45 @@ class GraphClassificationTask:
         if not history:  # no pretraining (or fewer epochs than evaluated ones)
             history = [{"epoch": 0, **self.evaluate(features_fn, 0)}]
         scores = [h["cv_top1"] for h in history]
-        return {
+        out = {
             "test_top1": float(np.mean(scores)),
             "per_epoch_top1": scores,
             "evaluated_epochs": [h["epoch"] for h in history],
+        }
+        for n in self.config.eval.edit_nodes:
+            out.update(self.edit_scores(features_fn, int(n)))
+        return out
+
+    def edit_scores(self, features_fn, num_nodes: int) -> dict:
+        """m-Mix Table 6 on subgraphs of ``num_nodes`` nodes: triplet accuracy and pair AUC
+        of the embeddings (cosine), and of the WL kernel on the same triplets."""
+        triplets = data_lib.edit_triplets(
+            self.ds, num_nodes, num_graphs=self.config.eval.edit_graphs, seed=self.config.seed
+        )[:3]
+        emb = []
+        for part in triplets:
+            views, weights = self.method.graph_views(part)
+            batcher = graphs.GraphBatcher(
+                views,
+                self.config.train.batch_size,
+                edge_weights=weights,
+                shuffle=False,
+                num_shards=self.shards,
+            )
+            emb.append(self.embeddings(features_fn, batcher))
+        anchors, pos, neg = (t.graphs for t in triplets)
+        wl = evaluation.similarity_scores(
+            evaluation.wl_kernel_similarity(anchors, pos),
+            evaluation.wl_kernel_similarity(anchors, neg),
+        )
+        r = evaluation.edit_triplet_scores(*emb)
+        key = f"edit_n{num_nodes}"
+        return {
+            f"{key}_triplets": len(anchors),
+            f"{key}_triplet_acc": r["triplet_acc"],
+            f"{key}_pair_auc": r["pair_auc"],
+            f"{key}_wl_triplet_acc": wl["triplet_acc"],
+            f"{key}_wl_pair_auc": wl["pair_auc"],
         }
 
 
