@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from jaxcl import evaluation, methods, training
-from jaxcl.data import Graph, GraphDataset, edit_triplets, load_tu
+from jaxcl.configs import mmix_graph
+from jaxcl.data import Graph, GraphDataset, edit_triplets, load_tu, synthetic_tu
 
 REPO = Path(__file__).parents[1]
 DATA = REPO.parent / "shared" / "data"
@@ -98,11 +99,12 @@ def test_bad_edit_arguments_are_named(mutag, kwargs, message):
         edit_triplets(mutag, **kwargs)
 
 
-def _networkx_wl(g: Graph, iterations: int) -> dict:
-    """WL label counts through networkx's subtree hashes (initial label: the feature row)."""
+def _networkx_wl(g: Graph, iterations: int, features: bool = True) -> dict:
+    """WL label counts through networkx's subtree hashes (initial label: the feature row,
+    or one string for every node)."""
     h = nx.Graph()
     for v, row in enumerate(g.node_features):
-        h.add_node(v, x=",".join(f"{t:g}" for t in row))
+        h.add_node(v, x=",".join(f"{t:g}" for t in row) if features else "c")
     h.add_edges_from(zip(g.senders.tolist(), g.receivers.tolist(), strict=True))
     hashes = nx.weisfeiler_lehman_subgraph_hashes(
         h, node_attr="x", iterations=iterations, include_initial_labels=True
@@ -121,7 +123,7 @@ def _kernel(a: dict, b: dict) -> float:
 
 def test_wl_kernel_equals_networkx_subtree_hashes(mutag):
     anchors, pos, neg, _ = edit_triplets(mutag, 15, num_graphs=40, seed=5)
-    for iterations in (1, 5):
+    for iterations in (1, 2, 5):
         for other in (pos, neg):
             ours = evaluation.wl_kernel_similarity(
                 anchors.graphs, other.graphs, iterations=iterations
@@ -132,6 +134,18 @@ def test_wl_kernel_equals_networkx_subtree_hashes(mutag):
             ]
             np.testing.assert_allclose(ours, ref, rtol=1e-12)
             assert ours.dtype == np.float64 and (ours <= 1 + 1e-12).all()
+            # structure alone
+            ours = evaluation.wl_kernel_similarity(
+                anchors.graphs, other.graphs, iterations=iterations, initial="constant"
+            )
+            ref = [
+                _kernel(*(_networkx_wl(g, iterations, features=False) for g in (a, b)))
+                for a, b in zip(anchors.graphs, other.graphs, strict=True)
+            ]
+            np.testing.assert_allclose(ours, ref, rtol=1e-12)
+    assert evaluation.discrete_labels(anchors.graphs)  # MUTAG's one-hot atom types
+    coil = synthetic_tu("coil_del", scale=0.3)
+    assert not evaluation.discrete_labels(coil.graphs[:5])  # point coordinates
 
 
 def test_wl_kernel_by_hand_and_under_relabelling():
@@ -152,6 +166,8 @@ def test_wl_kernel_by_hand_and_under_relabelling():
         evaluation.wl_kernel_similarity([path], [path, path])
     with pytest.raises(ValueError, match="iterations"):
         evaluation.wl_kernel_similarity([path], [path], iterations=0)
+    with pytest.raises(ValueError, match="initial"):
+        evaluation.wl_kernel_similarity([path], [path], initial="degree")
 
 
 def test_scores_equal_their_definitions():
@@ -232,3 +248,48 @@ def test_graph_views_leave_the_method_as_the_training_set_made_it(mutag):
     views, weights = method.graph_views(edit_triplets(mutag, 10, num_graphs=10)[0])
     assert method.max_nodes == before == max(g.num_nodes for g in mutag.graphs)
     assert len(views.graphs) == 10 and weights is not None
+
+
+def test_synthetic_coil_del_is_delaunay_graphs_of_its_size():
+    """COIL-DEL's published sizes (3,900 graphs, 21.54 nodes, 100 classes); each graph a
+    triangulation of its nodes' coordinates (3 n - 3 - hull edges) that holds their Gabriel
+    graph (edges whose diameter circle is empty, brute force), as Delaunay's does."""
+    from scipy.spatial import ConvexHull
+
+    ds = synthetic_tu("coil_del", seed=2)
+    nodes = np.array([g.num_nodes for g in ds.graphs])
+    edges = np.array([g.num_edges for g in ds.graphs]) // 2
+    assert (len(ds), ds.num_classes, ds.num_features) == (3900, 100, 2)
+    assert nodes.sum() == round(3900 * 21.54) and nodes.min() >= 3
+    np.testing.assert_allclose(edges.mean(), 54.24, rtol=0.02)  # TU's, not fitted
+    assert np.bincount(ds.labels).tolist() == [39] * 100
+    for g in ds.graphs[:200]:
+        x = g.node_features.astype(np.float64)
+        assert len(_edge_set(g)) == 3 * g.num_nodes - 3 - len(ConvexHull(x).vertices)
+        mid = (x[:, None] + x[None]) / 2
+        radius2 = ((x[:, None] - x[None]) ** 2).sum(-1) / 4
+        inside = ((x[None, None] - mid[:, :, None]) ** 2).sum(-1) < radius2[..., None] - 1e-12
+        gabriel = {(a, b) for a, b in zip(*np.nonzero(~inside.any(-1)), strict=True) if a < b}
+        assert gabriel <= _edge_set(g)
+    small = synthetic_tu("coil_del", seed=2, scale=0.3)
+    assert len(small) == 1170 and small.num_nodes == round(1170 * 21.54)
+    with pytest.raises(ValueError, match="fewer than the 1000"):
+        synthetic_tu("coil_del", scale=0.2)
+
+
+def test_coil_del_rows_score_table_6_on_synthetic_graphs_unless_told_otherwise():
+    for row in mmix_graph.ROWS:
+        for variant, scale in (("", 1.0), (",cpu", 0.3), (",quick", 0.3)):
+            c = _mmix_config(row, "coil_del" + variant)
+            training.validate(c)
+            assert (c.data.synthetic, c.data.synthetic_scale) == (True, scale)
+            assert (c.data.graph_format, c.data.node_features) == ("tu", "attributes")
+            assert tuple(c.eval.edit_nodes) == (10, 15, 20, 50) and c.eval.edit_graphs == 1000
+    c = _mmix_config("mp", "coil_del")
+    c.data.graph_format = "gin"
+    with pytest.raises(training.ConfigError, match="'tu' for coil_del"):
+        training.validate(c)
+    c = _mmix_config("mp", "coil_del")
+    c.data.node_features = "degree"
+    with pytest.raises(training.ConfigError, match="are the points' coordinates"):
+        training.train_and_evaluate(c, "/nonexistent")

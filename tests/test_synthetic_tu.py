@@ -99,7 +99,7 @@ def test_same_seed_same_graphs_other_seed_other_graphs(small):
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        (dict(name="reddit_multi_5k"), r"`name` must be one of \['reddit_binary'\], got 'reddit"),
+        (dict(name="reddit_multi_5k"), r"`name` must be one of \['coil_del', 'reddit_binary'\]"),
         (dict(scale=0.0), r"`scale` must be a number in \(0, 1\], got 0.0"),
         (dict(scale=1.5), r"`scale` must be a number in \(0, 1\], got 1.5"),
         (dict(scale=float("nan")), r"`scale` must be a number in \(0, 1\], got nan"),
@@ -117,7 +117,7 @@ def test_bad_arguments_are_named(kwargs, message):
 @pytest.mark.parametrize(
     ("key", "value", "message"),
     [
-        ("data.name", "mutag", r"config.data.synthetic = True: .*'mutag', only of reddit_binary"),
+        ("data.name", "mutag", r"synthetic = True: .*'mutag', only of coil_del, reddit_binary"),
         ("data.synthetic_scale", 2.0, r"config.data.synthetic_scale = 2.0: expected a number <= 1"),
         ("data.synthetic_scale", 0.001, r"synthetic_scale = 0.001: synthetic_tu: `scale` = 0.001"),
         ("data.node_features", "tags", r"config.data.node_features = 'tags': the synthetic"),

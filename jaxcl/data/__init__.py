@@ -16,7 +16,8 @@ Planetoid's ``ind.*`` files (:func:`load_planetoid`) give :class:`GraphDataset` 
 
 Synthetic: :func:`esco_synthetic` makes ESCo's two-view data set (:class:`PairedViews`);
 :func:`synthetic_planetoid` a random graph of Cora's, Citeseer's or Pubmed's size (timing);
-:func:`synthetic_tu` random graphs of REDDIT-BINARY's sizes (checking configs, timing).
+:func:`synthetic_tu` random graphs of REDDIT-BINARY's and COIL-DEL's sizes (checking configs,
+timing).
 """
 
 from jaxcl.data._arrays import ArrayDataset, FeatureTransform

@@ -12,13 +12,14 @@ training run one compiled program on the default device (a GPU/TPU when there is
 * :func:`node_logistic_regression` -- GRACE/PyGCL node classification, best-validation test acc.
 * :func:`kmeans_nmi_ari` -- node clustering (MVGRL, m-Mix Table 8): k-means, NMI and ARI.
 * :func:`edit_triplet_scores` -- graph-edit triplets (m-Mix Table 6): triplet accuracy, pair
-  AUC; :func:`wl_kernel_similarity` its WL-kernel baseline, :func:`similarity_scores` the two
-  scores from any similarities.
+  AUC; :func:`wl_kernel_similarity` its WL-kernel baseline (:func:`discrete_labels`: whether
+  node features can label it), :func:`similarity_scores` the two scores from any similarities.
 * :func:`knn_accuracy`, :func:`knn_predict` -- cosine-similarity weighted kNN (InstDisc).
 """
 
 from jaxcl.evaluation._clustering import kmeans_nmi_ari
 from jaxcl.evaluation._graph_edit import (
+    discrete_labels,
     edit_triplet_scores,
     similarity_scores,
     wl_kernel_similarity,
@@ -30,6 +31,7 @@ from jaxcl.evaluation._node import node_logistic_regression
 from jaxcl.evaluation._svm import svm_kfold_accuracy
 
 __all__ = [
+    "discrete_labels",
     "edit_triplet_scores",
     "kfold_linear_accuracy",
     "kmeans_nmi_ari",

@@ -75,14 +75,27 @@ def edit_triplet_scores(anchors: ArrayLike, positives: ArrayLike, negatives: Arr
     return similarity_scores(_cosine(a, p), _cosine(a, n))
 
 
-def _wl_histograms(graphs: Sequence[Graph], iterations: int) -> list[dict]:
+def discrete_labels(graphs: Sequence[Graph]) -> bool:
+    """Whether every node feature row is one-hot (0/1 with a single 1): the WL kernel's
+    ``initial='features'`` then labels nodes by them, otherwise ``'constant'`` fits."""
+    return all(
+        np.isin(g.node_features, (0.0, 1.0)).all() and (g.node_features.sum(1) == 1).all()
+        for g in graphs
+    )
+
+
+def _wl_histograms(graphs: Sequence[Graph], iterations: int, initial: str) -> list[dict]:
     """Per graph, the counts of its WL labels over ``iterations`` refinements (the
-    initial labels are the node feature rows), labels shared through one dictionary."""
+    initial labels are the node feature rows, or one label for every node), labels shared
+    through one dictionary."""
     table: dict = {}
     hists: list[dict] = [{} for _ in graphs]
     labels = []
     for g in graphs:
-        rows = [row.tobytes() for row in g.node_features]
+        if initial == "constant":
+            rows = [b""] * g.num_nodes
+        else:
+            rows = [row.tobytes() for row in g.node_features]
         labels.append([table.setdefault(("x", row), len(table)) for row in rows])
     for step in range(iterations + 1):
         for k in range(len(graphs)):
@@ -108,16 +121,22 @@ def _dot(h1: dict, h2: dict) -> float:
 
 
 def wl_kernel_similarity(
-    graphs_a: Sequence[Graph], graphs_b: Sequence[Graph], *, iterations: int = 5
+    graphs_a: Sequence[Graph],
+    graphs_b: Sequence[Graph],
+    *,
+    iterations: int = 5,
+    initial: str = "features",
 ) -> np.ndarray:
     """The normalised Weisfeiler-Lehman subtree kernel of each pair ``(graphs_a[k],
     graphs_b[k])``: Table 6's WL-KERNEL baseline.
 
-    Initial node labels are the node feature rows; each of ``iterations`` refinements
-    (m-Mix's code: 5) relabels a node by its label and the sorted labels of its in-
-    neighbours; the kernel is the dot product of the label counts over all iterations,
-    divided by ``sqrt(k(a, a) k(b, b))`` (a cosine, as the embeddings are compared;
-    m-Mix's code compares raw kernel values).
+    Initial node labels are the node feature rows (``initial='features'``: for discrete
+    features such as one-hot atom types or degrees) or one label for every node
+    (``'constant'``: structure alone, for continuous features, where every node would have
+    a label of its own); each of ``iterations`` refinements (m-Mix's code: 5) relabels a
+    node by its label and the sorted labels of its in-neighbours; the kernel is the dot
+    product of the label counts over all iterations, divided by ``sqrt(k(a, a) k(b, b))``
+    (a cosine, as the embeddings are compared; m-Mix's code compares raw kernel values).
 
     Returns:
       float64 ``[len(graphs_a)]``.
@@ -128,7 +147,8 @@ def wl_kernel_similarity(
             f"`graphs_a` and `graphs_b` must pair up, got {len(graphs_a)} and {len(graphs_b)}",
         )
     iterations = _checks.positive_int("wl_kernel_similarity", "iterations", iterations)
-    hists = _wl_histograms(list(graphs_a) + list(graphs_b), iterations)
+    _checks.one_of("wl_kernel_similarity", "initial", initial, ("features", "constant"))
+    hists = _wl_histograms(list(graphs_a) + list(graphs_b), iterations, initial)
     ha, hb = hists[: len(graphs_a)], hists[len(graphs_a) :]
     return np.array(
         [_dot(x, y) / np.sqrt(_dot(x, x) * _dot(y, y)) for x, y in zip(ha, hb, strict=True)]

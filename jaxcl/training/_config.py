@@ -273,6 +273,11 @@ def conform(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     return out
 
 
+# Graph sets read from TU's own format (tu_raw/): those whose files are here in it, and
+# COIL-DEL, which GIN's text format does not carry.
+TU_FORMAT = ("mutag", "proteins", "coil_del")
+
+
 def validate(config: ml_collections.ConfigDict) -> None:
     """Raises ``ConfigError`` naming the first key that is unknown, does not apply, is
     missing, or holds a value that cannot work."""
@@ -286,12 +291,15 @@ def validate(config: ml_collections.ConfigDict) -> None:
     for path, value in _walk(config):
         if path in CHECKS:
             CHECKS[path](path, value)
-    if config.data.get("graph_format") == "tu" and config.data.name not in ("mutag", "proteins"):
+    graph_format = config.data.get("graph_format")
+    if graph_format == "tu" and config.data.name not in TU_FORMAT:
         fail(
             "data.graph_format",
             "tu",
-            f"'gin' for {config.data.name} (TU's own format is available for mutag, proteins)",
+            f"'gin' for {config.data.name} (TU's own format is read for {', '.join(TU_FORMAT)})",
         )
+    if graph_format == "gin" and config.data.name == "coil_del":
+        fail("data.graph_format", "gin", "'tu' for coil_del (it exists in TU's format only)")
     method_cls = methods.get(config.method.name)
     for path, value in _walk(config.method, "method."):
         default = method_cls.defaults.get(path.split(".", 1)[1])

@@ -108,7 +108,9 @@ CHECKS = {
     "train.reuse_host_memory": flag,
     "train.eigen_cpu_convolutions": flag,
     "data.graph_format": lambda p, v: _choice(p, v, ("gin", "tu")),
-    "data.node_features": lambda p, v: _choice(p, v, ("auto", "tags", "degree", "constant")),
+    "data.node_features": lambda p, v: _choice(
+        p, v, ("auto", "tags", "degree", "attributes", "constant")
+    ),
     "data.drop_node_tag": lambda p, v: number(p, v, minimum=-1, integer=True),
     "data.padding_anchors": _anchors,
     "data.normalize_features": flag,

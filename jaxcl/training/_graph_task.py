@@ -18,6 +18,7 @@ import numpy as np
 
 from jaxcl import data as data_lib
 from jaxcl import evaluation, graphs, methods
+from jaxcl.data._synthetic_tu import DELAUNAY as SYNTHETIC_DELAUNAY
 from jaxcl.data._synthetic_tu import TU_SIZES as SYNTHETIC_TU_SIZES
 from jaxcl.training import _mesh, _task
 from jaxcl.training._errors import ConfigError
@@ -32,6 +33,7 @@ GRAPH_FILES = {
     "nci1": ("NCI1", "NCI1"),
     # Not among the files here: runs with data.synthetic (data.synthetic_tu) until they are.
     "reddit_binary": ("REDDITBINARY", "REDDIT-BINARY"),
+    "coil_del": ("COIL-DEL", "COIL-DEL"),  # TU's format only (data.graph_format = 'tu')
 }
 
 
@@ -115,11 +117,13 @@ def _load(config) -> data_lib.GraphDataset:
             f"only of {', '.join(sorted(SYNTHETIC_TU_SIZES))}; set config.data.synthetic=False "
             "to read its files"
         )
-    if cfg.node_features not in ("auto", "degree"):
+    own = "attributes" if cfg.name in SYNTHETIC_DELAUNAY else "degree"
+    if cfg.node_features not in ("auto", own):
+        what = "the points' coordinates" if own == "attributes" else "one-hot degrees"
         raise ConfigError(
-            f"config.data.node_features = {cfg.node_features!r}: the synthetic graphs "
-            "(config.data.synthetic = True) have no node tags, their features are one-hot "
-            "degrees; use 'degree' or 'auto'"
+            f"config.data.node_features = {cfg.node_features!r}: the synthetic graphs of "
+            f"{cfg.name!r} (config.data.synthetic = True) have no node tags, their features "
+            f"are {what}; use {own!r} or 'auto'"
         )
     try:
         return data_lib.synthetic_tu(cfg.name, seed=config.seed, scale=cfg.synthetic_scale)
@@ -257,7 +261,8 @@ class GraphClassificationTask:
 
     def edit_scores(self, features_fn, num_nodes: int) -> dict:
         """m-Mix Table 6 on subgraphs of ``num_nodes`` nodes: triplet accuracy and pair AUC
-        of the embeddings (cosine), and of the WL kernel on the same triplets."""
+        of the embeddings (cosine), and of the WL kernel on the same triplets (its initial
+        labels the node features where they are one-hot, else one label for all nodes)."""
         triplets = data_lib.edit_triplets(
             self.ds, num_nodes, num_graphs=self.config.eval.edit_graphs, seed=self.config.seed
         )[:3]
@@ -273,9 +278,11 @@ class GraphClassificationTask:
             )
             emb.append(self.embeddings(features_fn, batcher))
         anchors, pos, neg = (t.graphs for t in triplets)
+        # WL labels nodes by discrete features (atom types, degrees), else by structure alone
+        initial = "features" if evaluation.discrete_labels(anchors) else "constant"
         wl = evaluation.similarity_scores(
-            evaluation.wl_kernel_similarity(anchors, pos),
-            evaluation.wl_kernel_similarity(anchors, neg),
+            evaluation.wl_kernel_similarity(anchors, pos, initial=initial),
+            evaluation.wl_kernel_similarity(anchors, neg, initial=initial),
         )
         r = evaluation.edit_triplet_scores(*emb)
         key = f"edit_n{num_nodes}"
