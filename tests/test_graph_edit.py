@@ -3,6 +3,7 @@ anchor's induced subgraph; the WL kernel equals networkx's WL subtree hashes; th
 their definitions; the graph task reports them after a short run."""
 
 import importlib.util
+import json
 from pathlib import Path
 
 import networkx as nx
@@ -293,3 +294,36 @@ def test_coil_del_rows_score_table_6_on_synthetic_graphs_unless_told_otherwise()
     c.data.node_features = "degree"
     with pytest.raises(training.ConfigError, match="are the points' coordinates"):
         training.train_and_evaluate(c, "/nonexistent")
+
+
+def test_edit_table_summarises_runs_and_writes_its_plot(tmp_path):
+    spec = importlib.util.spec_from_file_location(
+        "edit_table", REPO / "experiments/mmix/edit_table.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    def run(offset):
+        keys = ("triplet_acc", "pair_auc", "wl_triplet_acc", "wl_pair_auc")
+        return {f"edit_n{n}_{k}": offset + n / 100 for n in (10, 20) for k in keys}
+
+    for name, runs in (("a", [run(0.1), run(0.3)]), ("b", [run(0.0)])):
+        (tmp_path / name).mkdir()
+        results = {"runs": runs} if len(runs) > 1 else runs[0]
+        (tmp_path / name / "results.json").write_text(json.dumps(results))
+    out = tmp_path / "out"
+    module.main(["--run", f"A={tmp_path / 'a'}", "--run", f"B={tmp_path / 'b'}", "--out", str(out)])
+    table = json.loads((out / "edit_table.json").read_text())["rows"]
+    cell = table["A"]["20"]["pair_auc"]
+    np.testing.assert_allclose([cell["mean"], cell["std"]], [0.4, np.std([0.3, 0.5], ddof=1)])
+    assert table["B"]["10"]["triplet_acc"] == {"mean": 0.1, "std": 0.0, "per_run": [0.1]}
+    assert table["WL kernel"]["10"]["pair_auc"]["mean"] == pytest.approx(0.3)  # from --run A
+    assert (out / "edit_table.png").stat().st_size > 10_000
+    with pytest.raises(SystemExit, match="no edit scores"):
+        module.main(["--run", f"C={_write(tmp_path / 'c', {'test_top1': 0.5})}", "--out", str(out)])
+
+
+def _write(folder, results):
+    folder.mkdir()
+    (folder / "results.json").write_text(json.dumps(results))
+    return folder
