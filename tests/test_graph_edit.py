@@ -286,6 +286,7 @@ def test_coil_del_rows_score_table_6_on_synthetic_graphs_unless_told_otherwise()
             assert (c.data.synthetic, c.data.synthetic_scale) == (True, scale)
             assert (c.data.graph_format, c.data.node_features) == ("tu", "attributes")
             assert tuple(c.eval.edit_nodes) == (10, 15, 20, 50) and c.eval.edit_graphs == 1000
+            assert c.eval.graph_protocol == "linear"
     c = _mmix_config("mp", "coil_del")
     c.data.graph_format = "gin"
     with pytest.raises(training.ConfigError, match="'tu' for coil_del"):
