@@ -11,9 +11,9 @@ cores shared with other jobs, seed 2 at e9897cf, partly on cores shared with tes
 linear top-1 71.7 ± 1.7 (per seed 71.1 / 70.4 / 73.6; mean ± sample std), kNN top-1 64.7 ±
 1.5; 10.1 / 7.0 / 6.0 min per run.
 
-Paper number: not quoted (no copy of i-Mix's Table 1 was reachable here; see the setup's
-docstring). Not run at paper scale here (no accelerator was lent). The CIFAR-10 config runs
-on tfds mock data in tests/test_image_task.py.
+Paper number: not quoted (the MoCo v2 and BYOL cells of i-Mix's Table 1 were not reachable
+here; see the setup's docstring). Not run at paper scale here (no accelerator was lent). The
+CIFAR-10 config runs on tfds mock data in tests/test_image_task.py.
 """
 
 from jaxcl.configs.imix_images import make

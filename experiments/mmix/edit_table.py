@@ -7,13 +7,14 @@ scores, beside the paper's COIL-DEL numbers and the WL kernel on the same triple
     python experiments/mmix/edit_table.py --title "COIL-DEL (synthetic)" \
         --run "MVGRL=/tmp/coil_mvgrl" --run "MVGRL + mp-mix=/tmp/coil_mp" --out /tmp/table6
 
-Any graph row scores the triplets when ``eval.edit_nodes`` is set (the ``coil_del`` rows
-set it; elsewhere e.g. ``--config.eval.edit_nodes='(10,15,20)'``). Each ``--run`` names a
+Any graph row scores the triplets when ``eval.edit_nodes`` is set (the ``coil_del`` rows set
+it; elsewhere e.g. ``--config.eval.edit_nodes='(10,15,20)'``). Each ``--run`` names a
 finished run's workdir (``results.json`` of a run with repeats, or of one run); the WL
 kernel's scores are read from the first ``--run`` (each pretraining draws its triplets from
-its own seed, so runs with the same ``--config.seed`` and repeats score the same triplets). Writes ``<out>/edit_table.json`` and ``<out>/edit_table.png`` (triplet
-accuracy and pair AUC against the subgraph size, mean ± sample std over the pretrainings)
-and prints a Markdown table.
+its own seed, so runs with the same ``--config.seed`` and repeats score the same triplets).
+Writes ``<out>/edit_table.json`` and ``<out>/edit_table.png`` (triplet accuracy and pair AUC
+against the subgraph size, mean ± sample std over the pretrainings) and prints a Markdown
+table.
 """
 
 from __future__ import annotations
