@@ -2,7 +2,8 @@
 
     JAXCL_DATA_DIR=../shared/data python -m jaxcl.main \
         --config=experiments/mmix/graph_random.py:mutag --workdir=/tmp/mmix_graph_random_mutag
-    # other data: :ptc_mr, :imdb_binary, :imdb_multi, :reddit_binary; 2-core CPU scale: :mutag,cpu;
+    # other data: :ptc_mr, :imdb_binary, :imdb_multi, :reddit_binary, :coil_del (Table 6);
+    # 2-core CPU scale: :mutag,cpu;
     # smoke test: :mutag,quick
 
 Measured on MUTAG (``:mutag,cpu``, 40 epochs, 3 pretrainings, 10-fold linear SVM after the

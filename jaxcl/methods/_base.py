@@ -208,9 +208,9 @@ class Method:
         Called once on the host with the task's ``jaxcl.data.GraphDataset``; returns the data
         set to batch (the same graphs, labels and node features, in the same order; edges
         may differ) and optional per-graph edge weights, ``[num_edges]`` or
-        ``[num_edges, k]``, which batches carry in ``edges``. Default: the data set as read,
-        no weights. Graph-level MVGRL adds each graph's PPR diffusion. Default:
-        :meth:`graph_views`.
+        ``[num_edges, k]``, which batches carry in ``edges``. Default: :meth:`graph_views`
+        (the data set as read, no weights). Graph-level MVGRL adds each graph's PPR
+        diffusion, and records the largest graph's size.
         """
         return self.graph_views(dataset)
 
