@@ -118,7 +118,13 @@ def synthetic_tu(name: str, *, seed: int = 0, scale: float = 1.0) -> GraphDatase
         senders += [start + np.arange(1, n), start + a]
         receivers += [start + parent, start + b]
 
-    labels = rng.permutation(np.arange(num_graphs) % num_classes)
+    return _assemble(rng, key, sizes, senders, receivers, num_classes, attributes=None)
+
+
+def _assemble(rng, key, sizes, senders, receivers, num_classes, *, attributes):
+    """The data set of the drawn graphs, with balanced random labels drawn last; node
+    features are ``attributes`` where given, else one-hot degrees."""
+    labels = rng.permutation(np.arange(len(sizes)) % num_classes)
     return build_graph_dataset(
         f"{key} (synthetic)",
         graph_sizes=sizes,
@@ -126,8 +132,8 @@ def synthetic_tu(name: str, *, seed: int = 0, scale: float = 1.0) -> GraphDatase
         receivers=np.concatenate(receivers),
         raw_labels=labels,
         tags=None,
-        attributes=None,
-        node_features="degree",
+        attributes=attributes,
+        node_features="degree" if attributes is None else "attributes",
         max_degree=None,
         fn="synthetic_tu",
         tags_source="synthetic_tu",
@@ -151,20 +157,8 @@ def _delaunay_set(
         senders.append(start + pairs[:, 0])
         receivers.append(start + pairs[:, 1])
         start += n
-    labels = rng.permutation(np.arange(num_graphs) % num_classes)
-    return build_graph_dataset(
-        f"{key} (synthetic)",
-        graph_sizes=sizes,
-        senders=np.concatenate(senders),
-        receivers=np.concatenate(receivers),
-        raw_labels=labels,
-        tags=None,
-        attributes=points.astype(np.float32),
-        node_features="attributes",
-        max_degree=None,
-        fn="synthetic_tu",
-        tags_source="synthetic_tu",
-        attributes_source="synthetic_tu",
+    return _assemble(
+        rng, key, sizes, senders, receivers, num_classes, attributes=points.astype(np.float32)
     )
 
 
