@@ -16,6 +16,13 @@ shared with other runs. IMDB-MULTI: not run. With the official graph script's si
 diversity loss (``--config.method.diversity=-1``, commit 1b50d33, 3 pretrainings): MUTAG
 83.4 ± 0.8 (82.5, 83.6, 84.1), PTC_MR 55.5 ± 0.7 (55.2, 55.0, 56.3); see the README's m-Mix
 section.
+
+Table 6 (graph-edit triplets, triplet accuracy / pair AUC at n = 10, 15, 20, 50; commit
+eaaaf30, cores shared with other runs; README's m-Mix section): synthetic COIL-DEL
+(``:coil_del,cpu``, 3 pretrainings, 40 min) 0.707 / 0.648, 0.704 / 0.647, 0.698 / 0.649,
+0.697 / 0.643; paper (real COIL-DEL) AUC 0.854, 0.813, 0.794, 0.663. MUTAG (``:mutag,cpu
+--config.eval.edit_nodes='(10,15,20)'``, 7 min) 0.702 / 0.605, 0.695 / 0.593, 0.699 /
+0.626.
 """
 
 from jaxcl.configs import mmix_graph
