@@ -118,6 +118,9 @@ def jax_report(*, reused: bool, rss_after_imports: int, **fields) -> dict:
     import jax
 
     device = jax.devices()[0]
+    stats = device.memory_stats() if device.platform != "cpu" else None
+    if stats and "peak_bytes_in_use" in stats:  # the device allocator's peak (GPU)
+        fields["peak_device_bytes"] = stats["peak_bytes_in_use"]
     return {
         "device": f"{device.platform}: {device.device_kind} x {jax.device_count()}",
         "host_memory_reused": bool(reused),
@@ -127,13 +130,16 @@ def jax_report(*, reused: bool, rss_after_imports: int, **fields) -> dict:
     }
 
 
-def torch_report(*, reused: bool, rss_after_imports: int, **fields) -> dict:
+def torch_report(*, reused: bool, rss_after_imports: int, device: str = "cpu", **fields) -> dict:
     """A PyTorch worker's result: its device and threads, the host-memory setting, its
-    measurements and its memory."""
+    measurements and its memory (on a GPU also the peak of PyTorch's device allocator)."""
     import torch
 
+    if device != "cpu":
+        fields["peak_device_bytes"] = torch.cuda.max_memory_allocated()
+        device = f"{device}: {torch.cuda.get_device_name()}"
     return {
-        "device": "cpu",
+        "device": device,
         "threads": torch.get_num_threads(),
         "host_memory_reused": bool(reused),
         **fields,
@@ -209,7 +215,8 @@ def cpu_model() -> str:
 def git_commit() -> str:
     """The checkout's commit (short), with ``-dirty`` when tracked files other than result
     files (``results/`` folders) have uncommitted changes; ``'unknown'`` outside a git
-    checkout."""
+    checkout. ``$JAXCL_BENCH_COMMIT``, where set, is taken as it is (a copy of the checkout
+    without its ``.git``, as sent to a GPU machine)."""
     here = pathlib.Path(__file__).resolve().parent
 
     def git(*argv):
@@ -217,6 +224,8 @@ def git_commit() -> str:
             ["git", *argv], cwd=here, capture_output=True, text=True, check=True
         ).stdout.strip()
 
+    if os.environ.get("JAXCL_BENCH_COMMIT"):  # a copy of the tree without .git (a GPU host)
+        return os.environ["JAXCL_BENCH_COMMIT"]
     try:
         commit = git("rev-parse", "--short", "HEAD")
         # The benchmarks' own result files are tracked and rewritten by every run: not code.

@@ -61,6 +61,7 @@ def nt_xent(z1, z2, temperature):
     n = z1.shape[0]
     z = F.normalize(torch.cat([z1, z2]), dim=1)
     logits = (z @ z.T) / temperature
-    logits = logits.masked_fill(torch.eye(2 * n, dtype=torch.bool), float("-inf"))
-    targets = torch.cat([torch.arange(n, 2 * n), torch.arange(n)])
+    eye = torch.eye(2 * n, dtype=torch.bool, device=z.device)
+    logits = logits.masked_fill(eye, float("-inf"))
+    targets = torch.cat([torch.arange(n, 2 * n), torch.arange(n)]).to(z.device)
     return F.cross_entropy(logits, targets)

@@ -34,6 +34,11 @@ each other at every operation (seen here: a GIN epoch 25x slower with 2 threads 
 on 2 busy cores), which says nothing about either library. ``--torch-threads`` sets PyTorch's
 thread count (default: all cores); jaxcl uses XLA's default (all cores).
 
+On a GPU: jaxcl runs on JAX's default device; ``--torch-device`` puts PyTorch's model and
+every batch on ``cuda`` (the default where PyTorch sees a GPU) or ``cpu``. Every timed epoch
+ends by waiting for the device on both sides (``jax.block_until_ready``,
+``torch.cuda.synchronize``), and both report their device allocator's peak memory.
+
 Usage (from the repository root; ``pip install -e '.[bench]'`` for torch and PyG):
 
   python experiments/benchmarks/gin_benchmark.py            # 10 timed epochs per side
@@ -83,6 +88,12 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--epochs", type=int, default=10, help="timed epochs per side")
     parser.add_argument("--warmup", type=int, default=1, help="untimed epochs first")
+    parser.add_argument(
+        "--torch-device",
+        choices=["cpu", "cuda"],
+        help="PyTorch's device (default: cuda where PyTorch sees a GPU, else cpu); jaxcl runs "
+        "on JAX's default device",
+    )
     parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT)
     _common.add_worker_flags(parser)
     parser.add_argument(
@@ -160,8 +171,11 @@ def jax_worker(args) -> dict:
         return nnx.merge(graphdef, params, model_state, copy=True).encoder(batch)
 
     flat = _common.flat_state
-    loss, grads = jax.jit(jax.value_and_grad(plain_loss))(params, model_state, check_batch)
-    embeddings = np.asarray(embed(params, model_state, check_batch))[: len(first)]
+    # In full float32, as PyTorch's check (its default): on a GPU JAX's default precision
+    # multiplies float32 matrices in TF32 (the timed steps do; on the CPU nothing changes).
+    with jax.default_matmul_precision("highest"):
+        loss, grads = jax.jit(jax.value_and_grad(plain_loss))(params, model_state, check_batch)
+        embeddings = np.asarray(embed(params, model_state, check_batch))[: len(first)]
     # The graphs as jaxcl reads them go to PyTorch too: the same node features and edges.
     np.savez(
         args.exchange / "jax.npz",
@@ -238,9 +252,13 @@ def jax_worker(args) -> dict:
         start = time.perf_counter()
         state, metrics = run(state, task.batches(epoch))
         seconds.append(time.perf_counter() - start)
+    # On a GPU, the precision of the timed steps' float32 matmuls ("default": TF32 there).
+    precision = getattr(jax.config, "jax_default_matmul_precision", None) or "default"
+    gpu = {} if jax.devices()[0].platform == "cpu" else {"matmul_precision": precision}
     return _common.jax_report(
         reused=reused,
         rss_after_imports=rss_after_imports,
+        **gpu,
         warmup=warmup,
         compilations_during_timing=compiles["count"],
         final_loss=float(metrics["loss"]),
@@ -264,6 +282,15 @@ def torch_worker(args) -> dict:
 
     reused, rss_after_imports = _common.torch_worker_setup(args)
     from _torch_parts import nt_xent  # after the worker has set up torch
+
+    device_name = args.torch_device or ("cuda" if torch.cuda.is_available() else "cpu")
+    device = torch.device(device_name)
+    cuda = device.type == "cuda"
+
+    def wait():
+        """Waits for the device's queued work (a GPU runs asynchronously to the host)."""
+        if cuda:
+            torch.cuda.synchronize(device)
 
     setup = json.loads((args.exchange / "setup.json").read_text())
     hp, m, opt = setup["method"], setup["model"], setup["optim"]
@@ -329,8 +356,10 @@ def torch_worker(args) -> dict:
         """DACL's linear Mixup-noise: each graph's embedding mixed with another graph's."""
         n = h.shape[0]
         with torch.no_grad():
-            partners = (torch.arange(n) + torch.randint(1, n, (n,))) % n
-            lam = torch.empty(n, 1, dtype=h.dtype).uniform_(alpha, 1.0)
+            partners = (
+                torch.arange(n, device=h.device) + torch.randint(1, n, (n,), device=h.device)
+            ) % n
+            lam = torch.empty(n, 1, dtype=h.dtype, device=h.device).uniform_(alpha, 1.0)
         return torch.lerp(h[partners], h, lam)  # lam * h + (1 - lam) * h[partners]
 
     torch.manual_seed(0)
@@ -381,9 +410,9 @@ def torch_worker(args) -> dict:
         model.zero_grad(set_to_none=True)
         loss, h = dacl_loss(model, batch, 1.0)
         loss.backward()
-        grads = {n: p.grad.numpy().copy() for n, p in model.named_parameters()}
+        grads = {n: p.grad.cpu().numpy().copy() for n, p in model.named_parameters()}
         model.zero_grad(set_to_none=True)
-        return {"loss": float(loss), "embeddings": h.detach().numpy(), "grads": grads}
+        return {"loss": float(loss), "embeddings": h.detach().cpu().numpy(), "grads": grads}
 
     check_batch = Batch.from_data_list(dataset[: setup["batch_size"]])
     jaxcl = {"loss": float(jx["loss"]), "embeddings": jx["embeddings"], "grads": {}}
@@ -392,31 +421,41 @@ def torch_worker(args) -> dict:
         jaxcl["grads"][name] = jx["grad:" + key].T if transpose else jx["grad:" + key]
     batch64 = check_batch.clone()
     batch64.x = batch64.x.double()
-    # A copy for float64: the batch-norm statistics of the timed model stay jaxcl's.
+    # A copy for float64, on the CPU (the model is still there): the batch-norm statistics
+    # of the timed model stay jaxcl's.
     exact = plain(copy.deepcopy(model).double(), batch64)
-    check = _common.deviations(jaxcl, plain(model, check_batch), exact)
+    model.to(device)
+    check = _common.deviations(jaxcl, plain(model, check_batch.to(device)), exact)
 
+    if cuda:  # the timed steps' float32 matmuls in TF32, as JAX's default precision on a GPU
+        torch.set_float32_matmul_precision("high")
     optimizer = torch.optim.Adam(model.parameters(), lr=opt["lr"])
     loader = DataLoader(dataset, batch_size=setup["batch_size"], shuffle=True)
 
     def run_epoch():
         for batch in loader:
+            batch = batch.to(device, non_blocking=True)
             optimizer.zero_grad(set_to_none=True)
             loss, _ = dacl_loss(model, batch, hp["alpha"])
             loss.backward()
             optimizer.step()
+        wait()
         return float(loss)
 
     for _ in range(args.warmup):
         run_epoch()
     seconds = []
     for _ in range(args.epochs):
+        wait()
         start = time.perf_counter()
         final_loss = run_epoch()
         seconds.append(time.perf_counter() - start)
     return _common.torch_report(
         reused=reused,
         rss_after_imports=rss_after_imports,
+        device=device_name,
+        # On a GPU, the precision of the timed float32 matmuls ("high": TF32, as JAX's).
+        **({"matmul_precision": torch.get_float32_matmul_precision()} if cuda else {}),
         torch_geometric=torch_geometric.__version__,
         check=check,
         final_loss=final_loss,
@@ -438,6 +477,7 @@ def run_worker(kind: str, args, exchange: pathlib.Path) -> dict:
             f"--exchange={exchange}",
         ]
         + ([f"--node-features={args.node_features}"] if args.node_features else [])
+        + ([f"--torch-device={args.torch_device}"] if args.torch_device else [])
         + (
             ["--padding-anchors=" + ",".join(map(str, args.padding_anchors))]
             if args.padding_anchors
@@ -466,10 +506,14 @@ def plot(jax_r: dict, torch_r: dict, setup: dict, path: pathlib.Path, env: dict)
         ax.plot([name] * len(per_epoch), per_epoch, "k.", alpha=0.5)
     m = setup["model"]
     ax.set_ylabel("graphs / s (median epoch; dots: each epoch)")
+    # The devices where either side is not on the CPU (a line of their own: GPU names are long).
+    machine = f"{env['cpu_model']} ({env['cpu_count']} cores), "
+    if not (env["jax_device"].startswith("cpu") and env["torch_device"] == "cpu"):
+        machine = f"jaxcl on {env['jax_device']}, PyG on {env['torch_device']}\n"
     ax.set_title(
         f"DACL on IMDB-BINARY, GIN {m['encoder_depth']} x {m['encoder_width']}, batch "
-        f"{setup['batch_size']}\n{env['cpu_model']} ({env['cpu_count']} cores), jax "
-        f"{env['jax']}, torch {env['torch']}, PyG {env['torch_geometric']}",
+        f"{setup['batch_size']}\n{machine}jax {env['jax']}, torch {env['torch']}, PyG "
+        f"{env['torch_geometric']}",
         fontsize=9,
     )
     ax.grid(True, axis="y", alpha=0.3)
@@ -500,6 +544,19 @@ def main() -> None:
         f"# jaxcl on {env['jax_device']}; PyG on {env['torch_device']} with "
         f"{env['torch_threads']} threads"
     )
+    precisions = [  # the sides on a GPU
+        f"{name} {r['matmul_precision']} ({default})"
+        for name, r, default in (
+            ("jaxcl", jax_r, "JAX's default: TF32 on an Ampere or newer GPU"),
+            ("PyG", torch_r, "set to TF32 as JAX's; PyTorch's default is full float32"),
+        )
+        if "matmul_precision" in r
+    ]
+    if precisions:
+        print(
+            f"# float32 matmul precision of the timed steps on the GPU: {', '.join(precisions)}; "
+            "the same-model check runs both sides in full float32"
+        )
     print(
         f"# DACL (dacl_graph) on IMDB-BINARY: {setup['num_graphs']} graphs, "
         f"{setup['num_features']} node features ({setup['node_features']}), GIN "
@@ -509,14 +566,21 @@ def main() -> None:
         f"{args.warmup} warm-up"
     )
     speedup = jax_r["graphs_per_s"] / torch_r["graphs_per_s"]
+    # On a GPU also the device allocator's peak (jaxcl: XLA's, PyG: PyTorch's caching one).
+    on_device = any("peak_device_bytes" in r for r in (jax_r, torch_r))
     header = f"{'':<6} | {'graphs/s':>9} {'s/epoch':>8} {'min s':>7} | {'peak RSS GiB':>12}"
+    header += f" {'peak device GiB':>15}" if on_device else ""
     print(header)
     print("-" * len(header))
     for name, r in (("jaxcl", jax_r), ("PyG", torch_r)):
-        print(
+        line = (
             f"{name:<6} | {r['graphs_per_s']:9.1f} {r['median_epoch_s']:8.3f} "
             f"{r['min_epoch_s']:7.3f} | {r['peak_rss_bytes'] / GIB:12.2f}"
         )
+        if on_device:
+            peak = r.get("peak_device_bytes")
+            line += f" {peak / GIB:15.2f}" if peak is not None else f" {'-':>15}"
+        print(line)
     w = jax_r["warmup"]
     print(
         f"\njaxcl: {len(setup['budgets'])} padding budgets (anchors "
