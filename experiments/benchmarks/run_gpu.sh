@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The benchmarks' GPU rows (issues #13, #14, #15) as one script, for a lent GPU machine whose
+# Python already has jax (CUDA), torch, torchvision and torch_geometric but none of jaxcl's
+# pure-Python dependencies, and no network. In priority order, each step under its own
+# time limit and all under one deadline, so that a short lease still brings back the most
+# important rows:
+#
+#   1. SimCLR step, ResNet-18, batch 512, bfloat16 vs PyTorch AMP  (#13; target 1.3x)
+#   2. fwht / SORF throughput against the GPU's memory bandwidth  (#14; target >= 50 %)
+#   3. DACL-GIN pretraining on IMDB-BINARY vs PyTorch Geometric    (#15)
+#   4. ESCo and InfoNCE, loss + gradient time and peak memory vs N  (#14)
+#   5. SimCLR step, ResNet-50, batch 256, bfloat16 vs PyTorch AMP  (#13)
+#
+# Usage, from the repository root on the GPU machine:
+#
+#   JAXCL_BENCH_COMMIT=<commit> OUT=<folder> bash experiments/benchmarks/run_gpu.sh [seconds]
+#
+# with, in the repository root: .whl/ (wheels of flax, optax, chex, ml_collections and jraph,
+# for Python 3.12: `pip download --no-deps --only-binary=:all: --python-version 3.12 ...`),
+# .gpudata/tu_gin (a copy of ../shared/data/tu_gin). [seconds] is the deadline (default 520).
+# Writes $OUT/log.txt (everything printed) and $OUT/results.tgz (the JSON and PNG files).
+set -u
+budget=${1:-520}
+start=$(date +%s)
+out=${OUT:?set OUT to the folder for the results}
+results=/tmp/gpu_results
+mkdir -p "$results"
+exec > >(tee "$out/log.txt") 2>&1
+
+if [ -d .whl ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl || exit 1
+  export PYTHONPATH=/tmp/site:$PWD
+else
+  export PYTHONPATH=$PWD
+fi
+export PYTHONUNBUFFERED=1 JAXCL_DATA_DIR=$PWD/.gpudata
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv
+python3 - <<'EOF' || exit 1
+import importlib.metadata as m, jax
+print({p: m.version(p) for p in ("jax", "jaxlib", "flax", "optax", "chex", "torch",
+                                 "torchvision", "torch_geometric", "numpy")})
+print(jax.devices())
+import jaxcl, jaxcl.training, jaxcl.methods, jaxcl.random_features  # noqa: E401
+EOF
+
+step() {  # step NAME SECONDS COMMAND...: runs COMMAND under min(SECONDS, time left)
+  local name=$1 limit=$2
+  shift 2
+  local left=$((budget - ($(date +%s) - start)))
+  [ "$left" -lt "$limit" ] && limit=$left
+  if [ "$limit" -lt 20 ]; then
+    echo "=== $name: skipped, ${left}s left"
+    return
+  fi
+  echo "=== $name (limit ${limit}s, $(($(date +%s) - start))s in)"
+  local t0=$(date +%s)
+  timeout "$limit" "$@"
+  echo "=== $name: exit $?, $(($(date +%s) - t0))s"
+}
+
+b=experiments/benchmarks
+# --cpu-convolutions ynnpack: no XLA:CPU flag in XLA_FLAGS (a flag this jaxlib's XLA might not
+# know would stop it); the GPU runs no CPU convolutions.
+step simclr_r18 150 python3 $b/simclr_step_benchmark.py --precision bfloat16 --batch 512 \
+  --steps 10 --warmup 2 --no-torch-compile --cpu-convolutions ynnpack --out "$results"
+step fwht_bandwidth 80 python3 $b/fwht_bandwidth_benchmark.py --out "$results"
+step gin 100 python3 $b/gin_benchmark.py --epochs 5 --out "$results"
+step esco 100 python3 $b/esco_benchmark.py --ns 100000,1000000 --repeats 3 --time-limit-s 20 \
+  --out "$results"
+step simclr_r50 130 python3 $b/simclr_step_benchmark.py --precision bfloat16 --depth 50 \
+  --batch 256 --steps 5 --warmup 1 --no-torch-compile --cpu-convolutions ynnpack \
+  --out "$results"
+tar czf "$out/results.tgz" -C "$results" .
+echo "=== done in $(($(date +%s) - start))s"
