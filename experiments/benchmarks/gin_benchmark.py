@@ -44,7 +44,8 @@ Usage (from the repository root; ``pip install -e '.[bench]'`` for torch and PyG
   python experiments/benchmarks/gin_benchmark.py            # 10 timed epochs per side
   python experiments/benchmarks/gin_benchmark.py --quick    # the config's quick variant
 
-Writes gin_benchmark[_quick].json and .png to --out (default experiments/benchmarks/results).
+Writes gin_benchmark[_quick][_host_default][_gpu].json and .png to --out (default
+experiments/benchmarks/results).
 """
 
 from __future__ import annotations
@@ -621,7 +622,9 @@ def main() -> None:
         "gin_benchmark",
         record,
         lambda path: plot(jax_r, torch_r, setup, path, env),
-        settings=_common.host_memory_settings(args),
+        settings=_common.host_memory_settings(args)
+        # A GPU run does not overwrite the CPU figures.
+        + (("gpu",) if not env["jax_device"].startswith("cpu") else ()),
     )
 
 

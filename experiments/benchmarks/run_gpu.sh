@@ -10,17 +10,21 @@
 #   3. DACL-GIN pretraining on IMDB-BINARY vs PyTorch Geometric    (#15)
 #   4. ESCo and InfoNCE, loss + gradient time and peak memory vs N  (#14)
 #   5. SimCLR step, ResNet-50, batch 256, bfloat16 vs PyTorch AMP  (#13)
+#   6. step 1 again with PyTorch's model and loss under torch.compile too
 #
 # Usage, from the repository root on the GPU machine:
 #
-#   JAXCL_BENCH_COMMIT=<commit> OUT=<folder> bash experiments/benchmarks/run_gpu.sh [seconds]
+#   JAXCL_BENCH_COMMIT=<commit> OUT=<folder> bash experiments/benchmarks/run_gpu.sh \
+#       [seconds [step ...]]
 #
 # with, in the repository root: .whl/ (wheels of flax, optax, chex, ml_collections and jraph,
 # for Python 3.12: `pip download --no-deps --only-binary=:all: --python-version 3.12 ...`),
-# .gpudata/tu_gin (a copy of ../shared/data/tu_gin). [seconds] is the deadline (default 520).
+# .gpudata/tu_gin (a copy of ../shared/data/tu_gin). [seconds] is the deadline (default 520); naming steps (simclr_r18, fwht_bandwidth, gin,
+# esco, simclr_r50, simclr_r18_compile) runs those only.
 # Writes $OUT/log.txt (everything printed) and $OUT/results.tgz (the JSON and PNG files).
 set -u
 budget=${1:-520}
+only=" ${*:2} "
 start=$(date +%s)
 out=${OUT:?set OUT to the folder for the results}
 results=/tmp/gpu_results
@@ -29,8 +33,8 @@ exec > >(tee "$out/log.txt") 2>&1
 
 if [ -d .whl ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site:$PWD
+    --target /tmp/jaxcl_site .whl/*.whl || exit 1
+  export PYTHONPATH=/tmp/jaxcl_site:$PWD
 else
   export PYTHONPATH=$PWD
 fi
@@ -47,6 +51,9 @@ EOF
 step() {  # step NAME SECONDS COMMAND...: runs COMMAND under min(SECONDS, time left)
   local name=$1 limit=$2
   shift 2
+  if [ "$only" != "  " ] && [[ "$only" != *" $name "* ]]; then
+    return
+  fi
   local left=$((budget - ($(date +%s) - start)))
   [ "$left" -lt "$limit" ] && limit=$left
   if [ "$limit" -lt 20 ]; then
@@ -71,5 +78,7 @@ step esco 100 python3 $b/esco_benchmark.py --ns 100000,1000000 --repeats 3 --tim
 step simclr_r50 130 python3 $b/simclr_step_benchmark.py --precision bfloat16 --depth 50 \
   --batch 256 --steps 5 --warmup 1 --no-torch-compile --cpu-convolutions ynnpack \
   --out "$results"
+step simclr_r18_compile 240 python3 $b/simclr_step_benchmark.py --precision bfloat16 \
+  --batch 512 --steps 10 --warmup 2 --torch-compile --cpu-convolutions ynnpack --out "$results"
 tar czf "$out/results.tgz" -C "$results" .
 echo "=== done in $(($(date +%s) - start))s"

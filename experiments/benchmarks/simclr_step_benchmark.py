@@ -257,8 +257,24 @@ def jax_worker(args) -> dict:
         z1, z2 = jnp.split(z, 2, axis=0)
         return h, z, losses.nt_xent(z1, z2, temperature=TEMPERATURE)
 
-    h, z, forward_loss = forward(state.params, state.model_state, x1, x2, "float32")
+    @functools.partial(jax.jit, static_argnums=4)
+    def gradients(params, model_state, x1, x2, dtype):
+        """The loss's gradient with respect to the parameters, as the step takes it."""
+
+        def loss_of(params):
+            m = models.set_compute_dtype(ctx.merge(params, model_state), dtype)
+            z1, z2 = jnp.split(m.head(m.encoder(jnp.concatenate([x1, x2], axis=0))), 2, axis=0)
+            return losses.nt_xent(z1, z2, temperature=TEMPERATURE)
+
+        return jax.grad(loss_of)(params)
+
+    # float32 at full precision (a GPU's default is TF32), as PyTorch's float32 check.
+    with jax.default_matmul_precision("highest"):
+        h, z, forward_loss = forward(state.params, state.model_state, x1, x2, "float32")
+        grads = {"grad32": gradients(state.params, state.model_state, x1, x2, "float32")}
     step_precision_loss = forward(state.params, state.model_state, x1, x2, args.precision)[2]
+    if args.precision != "float32":  # the step's precision, for PyTorch's AMP gradient
+        grads["grad16"] = gradients(state.params, state.model_state, x1, x2, args.precision)
     flat = _common.flat_state
     np.savez(
         args.exchange / "jax.npz",
@@ -269,6 +285,7 @@ def jax_worker(args) -> dict:
         embeddings=np.asarray(z),
         **flat(state.params),
         **flat(state.model_state),
+        **{k: v for name, g in grads.items() for k, v in flat(g, name + ":").items()},
     )
 
     start = time.perf_counter()
@@ -427,8 +444,6 @@ def torch_worker(args) -> dict:
     cuda = device.type == "cuda"
     # bfloat16: autocast of the model and the loss (PyTorch's AMP); float32 otherwise.
     amp = args.precision == "bfloat16"
-    if amp and not cuda:
-        raise SystemExit("--precision bfloat16 is for a GPU: PyTorch's CPU autocast is not AMP")
 
     def sync():
         if cuda:
@@ -578,6 +593,40 @@ def torch_worker(args) -> dict:
     grad_norm = float(
         torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in model.parameters()]))
     )
+
+    def gradients():
+        return {n: p.grad.detach().cpu().numpy().astype(np.float64) for n, p in params}
+
+    params = list(model.named_parameters())
+    grads = {"grad32": gradients()}
+    if amp:  # the same gradient under AMP; the float32 one stays for the update
+        kept = [p.grad for _, p in params]
+        opt.zero_grad(set_to_none=True)
+        loss_of(x1, x2).backward()
+        grads["amp"] = gradients()
+        for (_, p), g in zip(params, kept, strict=True):
+            p.grad = g
+    jax_grads = {
+        key: {
+            n: to_torch_layout(jx[f"{key}:{names[n][0]}"], names[n][1]).astype(np.float64)
+            for n, _ in params
+        }
+        for key in ("grad32", "grad16")
+        if f"{key}:{names[params[0][0]][0]}" in jx
+    }
+
+    def rel_l2(a: dict, b: dict) -> float:
+        """|a - b| / |b| over all parameters."""
+        diff = sum(float(np.sum((a[n] - b[n]) ** 2)) for n in b)
+        return (diff / max(sum(float(np.sum(v**2)) for v in b.values()), 1e-300)) ** 0.5
+
+    gradient_check = {"grads_f32_jaxcl_vs_pytorch": rel_l2(jax_grads["grad32"], grads["grad32"])}
+    if amp and "grad16" in jax_grads:
+        gradient_check.update(
+            grads_bf16_vs_f32_jaxcl=rel_l2(jax_grads["grad16"], jax_grads["grad32"]),
+            grads_amp_vs_f32_pytorch=rel_l2(grads["amp"], grads["grad32"]),
+            grads_bf16_jaxcl_vs_amp_pytorch=rel_l2(jax_grads["grad16"], grads["amp"]),
+        )
     jax_check = setup["check"]
     opt.step(next(lrs))
     torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = tf32
@@ -621,6 +670,7 @@ def torch_worker(args) -> dict:
         "update_error_tensor": worst[0],
         "update_rel_l2_jaxcl_vs_pytorch": diff_sq**0.5 / max(update_sq**0.5, 1e-30),
         "lr": jax_check["lr"],
+        **gradient_check,
     }
 
     # uint8 NCHW, on the device (as a loader's batch, copied before the step)
@@ -836,7 +886,17 @@ def main() -> None:
         f"{c['grad_norm_jaxcl']:.6f}, PyTorch {c['grad_norm_pytorch']:.6f}. One LARS update "
         f"(lr {c['lr']:g}): worst tensor's difference {c['update_error_jaxcl_vs_pytorch']:.1e} "
         f"of its update ({c['update_error_tensor']}); all tensors "
-        f"{c['update_rel_l2_jaxcl_vs_pytorch']:.1e} of the update, relative l2."
+        f"{c['update_rel_l2_jaxcl_vs_pytorch']:.1e} of the update, relative l2. Gradients "
+        f"on those views, float32 (full precision on both sides): jaxcl vs PyTorch "
+        f"{c['grads_f32_jaxcl_vs_pytorch']:.1e}, relative l2."
+        + (
+            f" In {args.precision}, each against its own float32 gradient: jaxcl "
+            f"{c['grads_bf16_vs_f32_jaxcl']:.1e}, PyTorch's autocast "
+            f"{c['grads_amp_vs_f32_pytorch']:.1e}; jaxcl vs PyTorch's autocast "
+            f"{c['grads_bf16_jaxcl_vs_amp_pytorch']:.1e}."
+            if "grads_bf16_vs_f32_jaxcl" in c
+            else ""
+        )
         + (
             f" (The comparison is in float32 on both sides, TF32 off in PyTorch; jaxcl's "
             f"{args.precision} forward gives {c['loss_jaxcl_forward_step_precision']:.7f}; "
