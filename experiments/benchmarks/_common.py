@@ -119,8 +119,8 @@ def jax_report(*, reused: bool, rss_after_imports: int, **fields) -> dict:
 
     device = jax.devices()[0]
     stats = device.memory_stats() if device.platform != "cpu" else None
-    if stats and "peak_bytes_in_use" in stats:  # the device allocator's peak (GPU)
-        fields["peak_device_bytes"] = stats["peak_bytes_in_use"]
+    if stats and "peak_bytes_in_use" in stats:  # the device allocator's peak (GPU), unless
+        fields.setdefault("peak_device_bytes", stats["peak_bytes_in_use"])  # the worker's own
     return {
         "device": f"{device.platform}: {device.device_kind} x {jax.device_count()}",
         "host_memory_reused": bool(reused),

@@ -242,6 +242,33 @@ def jax_worker(args) -> dict:
     batch = methods.Batch(x=jnp.asarray(images), y=jnp.zeros((args.batch,), jnp.int32))
     key = jax.random.key(args.seed)
 
+    # The initial state on the host: the checks below run after the timed steps (which
+    # donate the state), so that the device allocator's peak recorded is the step's own.
+    initial = jax.device_get((state.params, state.model_state))
+    start = time.perf_counter()
+    compiled = train_step.lower(state, batch, key).compile()
+    compile_s = time.perf_counter() - start
+    xla = _common.xla_memory(compiled)
+
+    state, metrics = compiled(state, batch, key)  # the checked step
+    flat = _common.flat_state
+    np.savez(args.exchange / "jax_after.npz", **flat(state.params))
+    step_loss, step_lr, step_grad_norm = (float(metrics[k]) for k in ("loss", "lr", "grad_norm"))
+    for _ in range(args.warmup):
+        state, metrics = compiled(state, batch, key)
+    jax.block_until_ready(state)
+    seconds = []
+    for _ in range(args.steps):
+        start = time.perf_counter()
+        state, metrics = compiled(state, batch, key)
+        jax.block_until_ready((state, metrics))
+        seconds.append(time.perf_counter() - start)
+    final_loss = float(metrics["loss"])
+    device = jax.devices()[0]
+    stats = device.memory_stats() if device.platform != "cpu" else None
+    step_peak = {"peak_device_bytes": stats["peak_bytes_in_use"]} if stats else {}
+
+    params0, model_state0 = jax.device_put(initial)
     # The views SimCLR.loss draws at this step (the default step folds the step into the key),
     # for PyTorch, and jaxcl's model on them outside the step: features, embeddings, loss.
     step_key = jax.random.fold_in(key, check_step)
@@ -270,12 +297,11 @@ def jax_worker(args) -> dict:
 
     # float32 at full precision (a GPU's default is TF32), as PyTorch's float32 check.
     with jax.default_matmul_precision("highest"):
-        h, z, forward_loss = forward(state.params, state.model_state, x1, x2, "float32")
-        grads = {"grad32": gradients(state.params, state.model_state, x1, x2, "float32")}
-    step_precision_loss = forward(state.params, state.model_state, x1, x2, args.precision)[2]
+        h, z, forward_loss = forward(params0, model_state0, x1, x2, "float32")
+        grads = {"grad32": gradients(params0, model_state0, x1, x2, "float32")}
+    step_precision_loss = forward(params0, model_state0, x1, x2, args.precision)[2]
     if args.precision != "float32":  # the step's precision, for PyTorch's AMP gradient
-        grads["grad16"] = gradients(state.params, state.model_state, x1, x2, args.precision)
-    flat = _common.flat_state
+        grads["grad16"] = gradients(params0, model_state0, x1, x2, args.precision)
     np.savez(
         args.exchange / "jax.npz",
         images=images,
@@ -283,25 +309,18 @@ def jax_worker(args) -> dict:
         x2=np.asarray(x2),
         features=np.asarray(h),
         embeddings=np.asarray(z),
-        **flat(state.params),
-        **flat(state.model_state),
+        **flat(params0),
+        **flat(model_state0),
         **{k: v for name, g in grads.items() for k, v in flat(g, name + ":").items()},
     )
 
-    start = time.perf_counter()
-    compiled = train_step.lower(state, batch, key).compile()
-    compile_s = time.perf_counter() - start
-    xla = _common.xla_memory(compiled)
-
-    state, metrics = compiled(state, batch, key)  # the checked step
-    np.savez(args.exchange / "jax_after.npz", **flat(state.params))
     check = {
         "step": check_step,
-        "lr": float(metrics["lr"]),
-        "loss": float(metrics["loss"]),
+        "lr": step_lr,
+        "loss": step_loss,
         "forward_loss": float(forward_loss),
         "forward_loss_step_precision": float(step_precision_loss),
-        "grad_norm": float(metrics["grad_norm"]),
+        "grad_norm": step_grad_norm,
     }
     # The learning rate of each update PyTorch makes, in order (the checked one first; then
     # warm-up and timed steps, eager and compiled), from jaxcl's schedule.
@@ -324,15 +343,6 @@ def jax_worker(args) -> dict:
     }
     (args.exchange / "setup.json").write_text(json.dumps(setup))
 
-    for _ in range(args.warmup):
-        state, metrics = compiled(state, batch, key)
-    jax.block_until_ready(state)
-    seconds = []
-    for _ in range(args.steps):
-        start = time.perf_counter()
-        state, metrics = compiled(state, batch, key)
-        jax.block_until_ready((state, metrics))
-        seconds.append(time.perf_counter() - start)
     return _common.jax_report(
         eigen_cpu_convolutions=bool(eigen),
         reused=reused,
@@ -340,7 +350,8 @@ def jax_worker(args) -> dict:
         check=check,
         compile_s=compile_s,
         xla=xla,
-        final_loss=float(metrics["loss"]),
+        final_loss=final_loss,
+        **step_peak,
         **summarize(seconds, args.batch),
     )
 
