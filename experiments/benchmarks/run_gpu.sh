@@ -17,10 +17,12 @@
 #   JAXCL_BENCH_COMMIT=<commit> OUT=<folder> bash experiments/benchmarks/run_gpu.sh \
 #       [seconds [step ...]]
 #
-# with, in the repository root: .whl/ (wheels of flax, optax, chex, ml_collections and jraph,
-# for Python 3.12: `pip download --no-deps --only-binary=:all: --python-version 3.12 ...`),
-# .gpudata/tu_gin (a copy of ../shared/data/tu_gin). [seconds] is the deadline (default 520); naming steps (simclr_r18, fwht_bandwidth, gin,
-# esco, simclr_r50, simclr_r18_compile) runs those only.
+# with, in the repository root: .whl/ (wheels of optax, chex, ml_collections and jraph for
+# Python 3.12: `pip download --no-deps --only-binary=:all: --python-version 3.12 ...`; not
+# flax: the machine's flax 0.12.10 suits its jax 0.11.2, flax 0.12.8 does not import there)
+# and .gpudata/tu_gin (a copy of ../shared/data/tu_gin). [seconds] is the deadline (default
+# 520); naming steps (simclr_r18, fwht_bandwidth, gin, esco, simclr_r50, simclr_r18_compile)
+# runs those only.
 # Writes $OUT/log.txt (everything printed) and $OUT/results.tgz (the JSON and PNG files).
 set -u
 budget=${1:-520}
