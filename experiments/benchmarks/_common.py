@@ -112,6 +112,26 @@ def xla_memory(compiled) -> dict | None:
     }
 
 
+def time_steps(compiled, state, batch, key, args):
+    """``args.warmup`` untimed calls of a jitted step ``compiled(state, batch, key) -> (state,
+    metrics)``, then ``args.steps`` timed ones, each waited for. Returns ``(state, metrics,
+    seconds per timed step)``."""
+    import time
+
+    import jax
+
+    for _ in range(args.warmup):
+        state, metrics = compiled(state, batch, key)
+    jax.block_until_ready(state)
+    seconds = []
+    for _ in range(args.steps):
+        start = time.perf_counter()
+        state, metrics = compiled(state, batch, key)
+        jax.block_until_ready((state, metrics))
+        seconds.append(time.perf_counter() - start)
+    return state, metrics, seconds
+
+
 def jax_report(*, reused: bool, rss_after_imports: int, **fields) -> dict:
     """A jaxcl worker's result: the device, the host-memory setting, its measurements and its
     memory."""

@@ -11,6 +11,7 @@
 #   4. ESCo and InfoNCE, loss + gradient time and peak memory vs N  (#14)
 #   5. SimCLR step, ResNet-50, batch 256, bfloat16 vs PyTorch AMP  (#13)
 #   6. step 1 again with PyTorch's model and loss under torch.compile too
+#   7. m-Mix graph pretraining (MVGRL, mp-mix) on IMDB-BINARY vs PyG  (#15; target 1.3x)
 #
 # Usage, from the repository root on the GPU machine:
 #
@@ -21,8 +22,8 @@
 # Python 3.12: `pip download --no-deps --only-binary=:all: --python-version 3.12 ...`; not
 # flax: the machine's flax 0.12.10 suits its jax 0.11.2, flax 0.12.8 does not import there)
 # and .gpudata/tu_gin (a copy of ../shared/data/tu_gin). [seconds] is the deadline (default
-# 520); naming steps (simclr_r18, fwht_bandwidth, gin, esco, simclr_r50, simclr_r18_compile)
-# runs those only.
+# 520); naming steps (simclr_r18, fwht_bandwidth, gin, esco, simclr_r50, simclr_r18_compile,
+# mmix_graph) runs those only.
 # Writes $OUT/log.txt (everything printed) and $OUT/results.tgz (the JSON and PNG files).
 set -u
 budget=${1:-520}
@@ -82,5 +83,6 @@ step simclr_r50 130 python3 $b/simclr_step_benchmark.py --precision bfloat16 --d
   --out "$results"
 step simclr_r18_compile 240 python3 $b/simclr_step_benchmark.py --precision bfloat16 \
   --batch 512 --steps 10 --warmup 2 --torch-compile --cpu-convolutions ynnpack --out "$results"
+step mmix_graph 120 python3 $b/mmix_graph_benchmark.py --out "$results"
 tar czf "$out/results.tgz" -C "$results" .
 echo "=== done in $(($(date +%s) - start))s"

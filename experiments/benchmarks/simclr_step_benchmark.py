@@ -254,15 +254,7 @@ def jax_worker(args) -> dict:
     flat = _common.flat_state
     np.savez(args.exchange / "jax_after.npz", **flat(state.params))
     step_loss, step_lr, step_grad_norm = (float(metrics[k]) for k in ("loss", "lr", "grad_norm"))
-    for _ in range(args.warmup):
-        state, metrics = compiled(state, batch, key)
-    jax.block_until_ready(state)
-    seconds = []
-    for _ in range(args.steps):
-        start = time.perf_counter()
-        state, metrics = compiled(state, batch, key)
-        jax.block_until_ready((state, metrics))
-        seconds.append(time.perf_counter() - start)
+    state, metrics, seconds = _common.time_steps(compiled, state, batch, key, args)
     final_loss = float(metrics["loss"])
     device = jax.devices()[0]
     stats = device.memory_stats() if device.platform != "cpu" else None

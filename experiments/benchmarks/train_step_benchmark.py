@@ -185,15 +185,7 @@ def jax_worker(args) -> dict:
     np.savez(args.exchange / "jax_after.npz", **after)
     check = {"loss": float(metrics["loss"]), "lr": float(metrics["lr"]), "step": check_step}
 
-    for _ in range(args.warmup):
-        state, metrics = compiled(state, batch, key)
-    jax.block_until_ready(state)
-    seconds = []
-    for _ in range(args.steps):
-        start = time.perf_counter()
-        state, metrics = compiled(state, batch, key)
-        jax.block_until_ready((state, metrics))
-        seconds.append(time.perf_counter() - start)
+    state, metrics, seconds = _common.time_steps(compiled, state, batch, key, args)
     return _common.jax_report(
         reused=reused,
         rss_after_imports=rss_after_imports,
