@@ -349,6 +349,30 @@ def test_per_graph_node_loss_is_the_mean_of_each_graphs_eq_8():
         np.testing.assert_allclose(grad, dense_grad, rtol=1e-5, atol=1e-6)
 
 
+def test_per_graph_blocks_pack_many_small_graphs_and_match_one_masked_block():
+    # 40 graphs of 1-12 nodes (a few large, most small, as IMDB's), then padding: the
+    # packed blocks (several graphs to a block of max_nodes) give the dense path's value and
+    # gradient, for max_nodes at the largest graph and above it.
+    rng = np.random.default_rng(5)
+    sizes = np.where(rng.random(40) < 0.1, 12, rng.integers(1, 6, 40))
+    ids = np.concatenate([np.repeat(np.arange(40), sizes), [40] * 7]).astype(np.int32)
+    mask = np.arange(ids.size) < sizes.sum()
+    u, v = rng.normal(size=(2, ids.size, 4)).astype(np.float32)
+    values = {}
+    for max_nodes in (None, int(sizes.max()), 17):
+        kw = dict(num_graphs=41, temperature=0.7, node_mask=mask, max_nodes=max_nodes)
+        fn = jax.jit(
+            jax.value_and_grad(
+                lambda x, y, kw=kw: losses.mmix_node_loss_per_graph(x, y, ids, **kw), (0, 1)
+            )
+        )
+        values[max_nodes] = fn(u, v)
+    for max_nodes in (int(sizes.max()), 17):
+        np.testing.assert_allclose(values[max_nodes][0], values[None][0], rtol=1e-5)
+        for got, want in zip(values[max_nodes][1], values[None][1], strict=True):
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+
+
 def test_per_graph_node_loss_checks_its_arguments_by_name():
     ids = np.array([0, 0, 0, 1], np.int32)
     u = np.ones((4, 3), np.float32)

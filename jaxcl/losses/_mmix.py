@@ -153,10 +153,11 @@ def mmix_node_loss_per_graph(
       temperature: ``tau > 0``.
       node_mask: optional ``[n_node]`` mask of the real nodes (padding may hold anything).
       max_nodes: None: one ``[n_node, n_node]`` block of logits, masked to pairs within a
-        graph. An int, at least the largest real graph: the nodes laid out per graph as
-        ``[num_graphs, max_nodes]`` and ``num_graphs`` blocks of ``max_nodes^2`` logits
-        instead (cheaper when the batch holds many small graphs). The same value; this
-        layout needs each graph's real nodes contiguous and in order, as in jraph batches.
+        graph. An int, at least the largest real graph: blocks of ``max_nodes`` nodes
+        instead, the graphs packed into them in order, several small graphs to a block, and
+        ``max_nodes^2`` logits per block (far cheaper when the batch holds many small
+        graphs). The same value; this layout needs each graph's real nodes contiguous and
+        in order, as in jraph batches.
         A smaller ``max_nodes`` is an error when the ids and mask are concrete; under
         ``jit`` it cannot be checked and a larger graph's extra nodes are left out.
     """
@@ -204,33 +205,50 @@ def mmix_node_loss_per_graph(
 
 
 def _per_graph_blocks(a, b, ids, real, num_graphs, max_nodes, inv_t):
-    """:func:`mmix_node_loss_per_graph` with the nodes laid out ``[graphs, max_nodes]``."""
+    """:func:`mmix_node_loss_per_graph` in blocks of ``max_nodes`` nodes, several graphs to a
+    block: the graphs are packed in batch order, each into the current block while it fits
+    (next fit), and logits are masked to pairs within a graph. Next fit fills any two
+    consecutive blocks with more than ``max_nodes`` nodes, so ``2 n / max_nodes + 1`` blocks
+    hold every real node: about ``2 n max_nodes`` logits per term instead of ``num_graphs
+    max_nodes^2`` with a block per graph (IMDB-BINARY at batch 256: 3.4x fewer)."""
     n = a.shape[0]
+    width = max_nodes
+    blocks = min(num_graphs, 2 * (-(-n // width)) + 1)
     index = jnp.arange(n)
     first = jax.ops.segment_min(jnp.where(real, index, n), ids, num_graphs)
-    pos = index - first[ids]
+    size = jax.ops.segment_sum(real.astype(jnp.int32), ids, num_graphs)
+
+    def place(carry, s):
+        block, fill = carry
+        new = (fill > 0) & (fill + s > width)
+        block, fill = block + new, jnp.where(new, 0, fill)
+        return (block, fill + s), (block, fill)
+
+    _, (block, offset) = jax.lax.scan(place, (jnp.int32(0), jnp.int32(0)), size)
     # Padding nodes (and any real node past max_nodes) are dropped by the scatter.
-    pos = jnp.where(real, pos, max_nodes)
-    layout = lambda x: (
-        jnp.zeros((num_graphs, max_nodes) + x.shape[1:], x.dtype)
-        .at[ids, pos]
-        .set(  # noqa: E731
-            x, mode="drop"
-        )
-    )
+    pos = jnp.where(real & (index - first[ids] < width), offset[ids] + index - first[ids], width)
+
+    def layout(x, fill=0):
+        out = jnp.full((blocks, width) + x.shape[1:], fill, x.dtype)
+        return out.at[block[ids], pos].set(x, mode="drop")
+
     pa, pb, valid = layout(a), layout(b), layout(real)
-    eye = jnp.eye(max_nodes, dtype=bool)
-    cols = valid[:, None, :]
+    gid = layout(ids, fill=-1)
+    same = (gid[:, :, None] == gid[:, None, :]) & valid[:, None, :]
+    not_self = same & ~jnp.eye(width, dtype=bool)
 
     def anchor_terms(x, y):
-        within = jnp.where(cols & ~eye, jnp.einsum("gid,gjd->gij", x, x) * inv_t, -jnp.inf)
-        across = jnp.where(cols, jnp.einsum("gid,gjd->gij", x, y) * inv_t, -jnp.inf)
+        within = jnp.where(not_self, jnp.einsum("gid,gjd->gij", x, x) * inv_t, -jnp.inf)
+        across = jnp.where(same, jnp.einsum("gid,gjd->gij", x, y) * inv_t, -jnp.inf)
         log_den = jax.nn.logsumexp(jnp.concatenate([within, across], axis=2), axis=2)
         return log_den - jnp.sum(x * y, axis=2) * inv_t
 
     per_node = 0.5 * (anchor_terms(pa, pb) + anchor_terms(pb, pa))
     per_node = jnp.where(valid, per_node, 0.0)
-    count = jnp.sum(valid.astype(jnp.float32), axis=1)
+    graph = jnp.where(valid, gid, num_graphs).reshape(-1)  # padding slots to a dropped id
+    total = jax.ops.segment_sum(per_node.reshape(-1), graph, num_graphs + 1)[:num_graphs]
+    count = jax.ops.segment_sum(valid.reshape(-1).astype(jnp.float32), graph, num_graphs + 1)
+    count = count[:num_graphs]
     has = count > 0
-    per_graph = jnp.where(has, jnp.sum(per_node, axis=1) / jnp.where(has, count, 1.0), 0.0)
+    per_graph = jnp.where(has, total / jnp.where(has, count, 1.0), 0.0)
     return jnp.sum(per_graph) / jnp.maximum(jnp.sum(has.astype(jnp.float32)), 1.0)
