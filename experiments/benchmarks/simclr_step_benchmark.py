@@ -31,15 +31,19 @@ own); NT-Xent as SimCLR's; a LARS that is ``optax.lars`` with jaxcl's masks (the
 PyTorch step is also timed with the model and the loss under ``torch.compile`` (forward and,
 through AOTAutograd, backward); the augmentation and the optimiser stay eager.
 
-Same loss, checked before timing: the PyTorch model loads jaxcl's initial weights (kernels
+Same loss, checked first: the PyTorch model loads jaxcl's initial weights (kernels
 HWIO -> OIHW, linear kernels transposed, batch-norm scale, bias and running statistics) and
 the two views jaxcl's first step draws (``simclr_views`` with that step's key, computed
 outside the step), bypassing its own augmentation, and makes one update. The script reports
 the two losses and their difference (jaxcl's step's loss, and the loss of a jitted forward
 pass of jaxcl's model on the exported views), the largest differences of the encoder's
 features and of the embeddings (absolute, and relative to their spread over the rows), the
-gradient norms, and the worst tensor's difference of the updated weights relative to the size
-of the update.
+gradient norms, the worst tensor's difference of the updated weights relative to the size
+of the update, and the parameter gradients on those views (float32 at full precision on
+both sides, relative l2; with ``--precision bfloat16`` also each side's bfloat16 gradient
+against its own float32 one). jaxcl computes its side of the check after its timed steps,
+from a host copy of its initial state, so that its device peak is the step's own; PyTorch
+checks before its timing.
 
 Each side runs in its own subprocess (so neither framework's thread pool disturbs the
 other, and each peak RSS is its own): warm-up steps, then ``--steps`` timed steps, each
