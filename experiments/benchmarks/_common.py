@@ -79,6 +79,31 @@ def torch_worker_setup(args) -> tuple[bool, int]:
     return bool(reused), peak_rss_bytes()
 
 
+def torch_device(name: str | None):
+    """A PyTorch worker's device (``name``, else cuda where PyTorch sees one, else cpu) and a
+    function that waits for its queued work (a GPU runs asynchronously to the host)."""
+    import torch
+
+    device = torch.device(name or ("cuda" if torch.cuda.is_available() else "cpu"))
+
+    def wait():
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+
+    return device, wait
+
+
+def jax_gpu_fields() -> dict:
+    """On a GPU, the precision of float32 matmuls in JAX's timed steps (``default``: TF32
+    there); nothing on the CPU."""
+    import jax
+
+    if jax.devices()[0].platform == "cpu":
+        return {}
+    precision = getattr(jax.config, "jax_default_matmul_precision", None)
+    return {"matmul_precision": precision or "default"}
+
+
 def flat_state(tree, prefix: str = "") -> dict:
     """An ``nnx.State`` (or any pytree) as ``{'encoder.linears.0.kernel': array}`` copies."""
     import jax

@@ -253,9 +253,7 @@ def jax_worker(args) -> dict:
         start = time.perf_counter()
         state, metrics = run(state, task.batches(epoch))
         seconds.append(time.perf_counter() - start)
-    # On a GPU, the precision of the timed steps' float32 matmuls ("default": TF32 there).
-    precision = getattr(jax.config, "jax_default_matmul_precision", None) or "default"
-    gpu = {} if jax.devices()[0].platform == "cpu" else {"matmul_precision": precision}
+    gpu = _common.jax_gpu_fields()  # on a GPU: the timed matmuls' precision
     return _common.jax_report(
         reused=reused,
         rss_after_imports=rss_after_imports,
@@ -284,14 +282,8 @@ def torch_worker(args) -> dict:
     reused, rss_after_imports = _common.torch_worker_setup(args)
     from _torch_parts import nt_xent  # after the worker has set up torch
 
-    device_name = args.torch_device or ("cuda" if torch.cuda.is_available() else "cpu")
-    device = torch.device(device_name)
-    cuda = device.type == "cuda"
-
-    def wait():
-        """Waits for the device's queued work (a GPU runs asynchronously to the host)."""
-        if cuda:
-            torch.cuda.synchronize(device)
+    device, wait = _common.torch_device(args.torch_device)
+    device_name, cuda = device.type, device.type == "cuda"
 
     setup = json.loads((args.exchange / "setup.json").read_text())
     hp, m, opt = setup["method"], setup["model"], setup["optim"]

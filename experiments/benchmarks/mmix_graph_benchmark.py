@@ -237,8 +237,7 @@ def jax_worker(args) -> dict:
         start = time.perf_counter()
         state, metrics = run_batches(state, task.batches(epoch))
         seconds.append(time.perf_counter() - start)
-    precision = getattr(jax.config, "jax_default_matmul_precision", None) or "default"
-    gpu = {} if jax.devices()[0].platform == "cpu" else {"matmul_precision": precision}
+    gpu = _common.jax_gpu_fields()  # on a GPU: the timed matmuls' precision
     return _common.jax_report(
         reused=reused,
         rss_after_imports=rss_after_imports,
@@ -268,13 +267,8 @@ def torch_worker(args) -> dict:
     from torch_geometric.nn import GCNConv, global_add_pool
 
     reused, rss_after_imports = _common.torch_worker_setup(args)
-    device_name = args.torch_device or ("cuda" if torch.cuda.is_available() else "cpu")
-    device = torch.device(device_name)
-    cuda = device.type == "cuda"
-
-    def wait():
-        if cuda:
-            torch.cuda.synchronize(device)
+    device, wait = _common.torch_device(args.torch_device)
+    device_name, cuda = device.type, device.type == "cuda"
 
     setup = json.loads((args.exchange / "setup.json").read_text())
     hp, m, opt = setup["method"], setup["model"], setup["optim"]
