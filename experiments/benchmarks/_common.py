@@ -157,6 +157,97 @@ def time_steps(compiled, state, batch, key, args):
     return state, metrics, seconds
 
 
+def epoch_summary(seconds: list[float], num_graphs: int) -> dict:
+    """Median, minimum and all epoch times, and graphs/s at the median."""
+    import statistics
+
+    median = statistics.median(seconds)
+    return {
+        "median_epoch_s": median,
+        "min_epoch_s": min(seconds),
+        "all_epoch_s": seconds,
+        "graphs_per_s": num_graphs / median,
+    }
+
+
+def time_graph_epochs(
+    task,
+    train_step,
+    state,
+    key,
+    *,
+    warmup: int,
+    epochs: int,
+    batch_of,
+    num_graphs: int,
+    max_in_flight: int = 2,
+):
+    """jaxcl's side of a graph-pretraining benchmark: ``warmup`` untimed epochs of the graph
+    task's batches, then one step on every padding budget a timed epoch uses that none did
+    yet (so no compilation falls into the timed epochs), then ``epochs`` timed epochs.
+
+    Steps run as in ``jaxcl.training``'s loop: each host batch put on the device
+    (``task.place``), at most ``max_in_flight`` steps in flight. ``batch_of(indices,
+    budget)`` builds the host batch of those graph indices padded to ``budget``. Returns
+    ``(state, last metrics, report fields)``: the warm-up's seconds and compilations, the
+    compilations during the timed epochs (0 when all is well) and the epoch times
+    (:func:`epoch_summary` over ``num_graphs`` graphs per epoch).
+    """
+    import time
+
+    import jax
+
+    compiles = {"count": 0, "seconds": 0.0}
+
+    def on_event(name, seconds, **kwargs):
+        if name == "/jax/core/compile/backend_compile_duration":
+            compiles["count"] += 1
+            compiles["seconds"] += seconds
+
+    jax.monitoring.register_event_duration_secs_listener(on_event)
+
+    def run(state, batches):
+        pending = []
+        for batch in batches:
+            state, metrics = train_step(state, task.place(batch), key)
+            pending.append(metrics)
+            if len(pending) > max_in_flight:
+                jax.block_until_ready(pending.pop(0))
+        jax.block_until_ready((state, pending))
+        return state, pending[-1] if pending else None
+
+    batcher = task.train_batcher
+    start = time.perf_counter()
+    used = set()
+    for epoch in range(warmup):
+        state, _ = run(state, task.batches(epoch))
+        used |= {batcher.budget_for(i) for i in batcher.batch_indices(epoch)}
+    timed = range(warmup, warmup + epochs)
+    extra = {}
+    for epoch in timed:
+        for indices in batcher.batch_indices(epoch):
+            budget = batcher.budget_for(indices)
+            if budget not in used and budget not in extra:
+                extra[budget] = batch_of(indices, budget)
+    state, _ = run(state, extra.values())
+    warmup_fields = {
+        "seconds": time.perf_counter() - start,
+        "compilations": compiles["count"],
+        "compile_seconds": compiles["seconds"],
+        "budgets_used": len(used | set(extra)),
+        "budgets_compiled_ahead": len(extra),
+    }
+    compiles.update(count=0, seconds=0.0)
+    seconds = []
+    metrics = None
+    for epoch in timed:
+        start = time.perf_counter()
+        state, metrics = run(state, task.batches(epoch))
+        seconds.append(time.perf_counter() - start)
+    fields = {"warmup": warmup_fields, "compilations_during_timing": compiles["count"]}
+    return state, metrics, fields | epoch_summary(seconds, num_graphs)
+
+
 def jax_report(*, reused: bool, rss_after_imports: int, **fields) -> dict:
     """A jaxcl worker's result: the device, the host-memory setting, its measurements and its
     memory."""

@@ -59,7 +59,6 @@ import copy
 import json
 import os
 import pathlib
-import statistics
 import time
 
 import _common  # experiments/benchmarks/_common.py: the script's folder is on sys.path
@@ -95,16 +94,6 @@ def parse_args() -> argparse.Namespace:
     if args.quick:
         args.epochs, args.warmup = 2, 1
     return args
-
-
-def summarize(seconds: list[float], num_graphs: int) -> dict:
-    median = statistics.median(seconds)
-    return {
-        "median_epoch_s": median,
-        "min_epoch_s": min(seconds),
-        "all_epoch_s": seconds,
-        "graphs_per_s": num_graphs / median,
-    }
 
 
 # --------------------------------------------------------------------------------------------
@@ -190,62 +179,24 @@ def jax_worker(args) -> dict:
         "budgets": [list(b) for b in batcher.budgets],
     }
     (args.exchange / "setup.json").write_text(json.dumps(setup))
-    compiles = {"count": 0, "seconds": 0.0}
-
-    def on_event(name, seconds, **kwargs):
-        if name == "/jax/core/compile/backend_compile_duration":
-            compiles["count"] += 1
-            compiles["seconds"] += seconds
-
-    jax.monitoring.register_event_duration_secs_listener(on_event)
-
-    def run_batches(state, batches):
-        """The trainer's loop: place, dispatch, at most MAX_IN_FLIGHT steps in flight."""
-        pending = []
-        for batch in batches:
-            state, metrics = train_step(state, task.place(batch), key)
-            pending.append(metrics)
-            if len(pending) > MAX_IN_FLIGHT:
-                jax.block_until_ready(pending.pop(0))
-        jax.block_until_ready((state, pending))
-        return state, pending[-1] if pending else None
-
-    # Warm-up: epochs, then one step on each budget a timed epoch uses that none did yet.
-    start = time.perf_counter()
-    used = set()
-    for epoch in range(args.warmup):
-        state, _ = run_batches(state, task.batches(epoch))
-        used |= {batcher.budget_for(i) for i in batcher.batch_indices(epoch)}
-    timed = range(args.warmup, args.warmup + args.epochs)
-    extra = {}
-    for epoch in timed:
-        for indices in batcher.batch_indices(epoch):
-            budget = batcher.budget_for(indices)
-            if budget not in used and budget not in extra:
-                extra[budget] = batch_of(indices, budget)
-    state, _ = run_batches(state, extra.values())
-    warmup = {
-        "seconds": time.perf_counter() - start,
-        "compilations": compiles["count"],
-        "compile_seconds": compiles["seconds"],
-        "budgets_used": len(used | set(extra)),
-        "budgets_compiled_ahead": len(extra),
-    }
-    compiles.update(count=0, seconds=0.0)
-    seconds = []
-    for epoch in timed:
-        start = time.perf_counter()
-        state, metrics = run_batches(state, task.batches(epoch))
-        seconds.append(time.perf_counter() - start)
+    state, metrics, timing = _common.time_graph_epochs(
+        task,
+        train_step,
+        state,
+        key,
+        warmup=args.warmup,
+        epochs=args.epochs,
+        batch_of=batch_of,
+        num_graphs=len(task.ds),
+        max_in_flight=MAX_IN_FLIGHT,
+    )
     gpu = _common.jax_gpu_fields()  # on a GPU: the timed matmuls' precision
     return _common.jax_report(
         reused=reused,
         rss_after_imports=rss_after_imports,
         **gpu,
-        warmup=warmup,
-        compilations_during_timing=compiles["count"],
         final_loss=float(metrics["loss"]),
-        **summarize(seconds, len(task.ds)),
+        **timing,
     )
 
 
@@ -494,7 +445,7 @@ def torch_worker(args) -> dict:
         torch_geometric=torch_geometric.__version__,
         check=check,
         final_loss=final_loss,
-        **summarize(seconds, len(dataset)),
+        **_common.epoch_summary(seconds, len(dataset)),
     )
 
 
