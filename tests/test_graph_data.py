@@ -10,6 +10,7 @@ import pickle
 import warnings
 from pathlib import Path
 
+import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse
@@ -26,6 +27,7 @@ from jaxcl.data import (
     random_node_split,
     stratified_kfold,
     synthetic_planetoid,
+    with_degree_features,
 )
 
 GIN_SETS = {  # name: (graphs, classes, graphs per class)
@@ -287,6 +289,80 @@ def test_tu_feature_kinds(data_dir):
     assert degree.num_features == 5  # MUTAG's atoms have degree 1..4
     with pytest.raises(ValueError, match="no node attributes"):
         load_gin(data_dir / "tu_gin", "MUTAG", node_features="attributes")
+
+
+def test_with_degree_features_after_dropping_nodes(data_dir):
+    """The degrees appended after drop_tagged_nodes are those of the graphs without the
+    dropped nodes (networkx on the kept edges), and on an unedited set the same features as
+    loading with 'tags+degree'."""
+    mr = with_degree_features(drop_tagged_nodes(_gin(data_dir, "PTC"), 16))
+    tags = drop_tagged_nodes(_gin(data_dir, "PTC"), 16)
+    degrees = []
+    for g in tags.graphs:
+        graph = nx.Graph()
+        graph.add_nodes_from(range(g.num_nodes))
+        graph.add_edges_from(zip(g.senders.tolist(), g.receivers.tolist(), strict=True))
+        degrees.append([graph.degree[u] for u in range(g.num_nodes)])
+    width = max(max(d) for d in degrees) + 1
+    assert mr.num_features == 18 + width
+    for g, t, d in zip(mr.graphs, tags.graphs, degrees, strict=True):
+        np.testing.assert_array_equal(g.node_features[:, :18], t.node_features)
+        np.testing.assert_array_equal(g.node_features[:, 18:], np.eye(width)[d])
+    mutag = with_degree_features(_tu(data_dir, "MUTAG", node_features="tags"))
+    direct = _tu(data_dir, "MUTAG", node_features="tags+degree")
+    assert mutag.num_features == direct.num_features == 12
+    for a, b in zip(mutag.graphs, direct.graphs, strict=True):
+        np.testing.assert_array_equal(a.node_features, b.node_features)
+    capped = with_degree_features(_tu(data_dir, "MUTAG", node_features="tags"), max_degree=2)
+    assert capped.num_features == 10 and capped.graphs[0].node_features[:, 7:].sum(1).min() == 1
+    with pytest.raises(ValueError, match="`max_degree` must be a positive int or None, got 0"):
+        with_degree_features(mutag, max_degree=0)
+
+
+def test_tags_plus_degree_matches_mvgrl_features(data_dir):
+    """'tags+degree' is MVGRL's graph-code feature: the node label's one-hot, then the
+    one-hot of the node's degree in networkx's graph of the listed edges (width: the data
+    set's largest degree + 1). Built here from the raw TU files with networkx."""
+    raw = data_dir / "tu_raw" / "MUTAG" / "MUTAG"
+    indicator = np.loadtxt(f"{raw}_graph_indicator.txt", dtype=int)
+    labels = np.loadtxt(f"{raw}_node_labels.txt", dtype=int)
+    edges = np.loadtxt(f"{raw}_A.txt", dtype=int, delimiter=",")
+    graph = nx.Graph()
+    graph.add_nodes_from(range(1, indicator.size + 1))
+    graph.add_edges_from(map(tuple, edges))
+    degree = np.array([graph.degree[u] for u in range(1, indicator.size + 1)])
+    expected = np.concatenate(
+        [np.eye(labels.max() + 1)[labels], np.eye(degree.max() + 1)[degree]], 1
+    )
+
+    ds = _tu(data_dir, "MUTAG", node_features="tags+degree")
+    np.testing.assert_array_equal(np.concatenate([g.node_features for g in ds.graphs]), expected)
+    # GIN's file: its own tags, then the same degree block
+    gin = _gin(data_dir, "MUTAG", node_features="tags+degree")
+    tags = _gin(data_dir, "MUTAG", node_features="tags")
+    deg = _gin(data_dir, "MUTAG", node_features="degree")
+    assert gin.num_features == tags.num_features + deg.num_features
+    for g, t, d in zip(gin.graphs, tags.graphs, deg.graphs, strict=True):
+        np.testing.assert_array_equal(
+            g.node_features, np.concatenate([t.node_features, d.node_features], 1)
+        )
+    with pytest.raises(ValueError, match="node_features='tags\\+degree' but .* has no node tags"):
+        from jaxcl.data._graph_build import build_graph_dataset
+
+        build_graph_dataset(
+            "X",
+            graph_sizes=np.array([2]),
+            senders=np.array([0]),
+            receivers=np.array([1]),
+            raw_labels=np.array([0]),
+            tags=None,
+            attributes=None,
+            node_features="tags+degree",
+            max_degree=None,
+            fn="load_x",
+            tags_source="x.txt",
+            attributes_source="x.txt",
+        )
 
 
 def _kipf_reference(root: Path, name: str):

@@ -25,7 +25,7 @@ from jaxcl.data._batches import iterate_batches, num_batches
 from jaxcl.data._esco_synthetic import PairedViews, esco_synthetic
 from jaxcl.data._fashion_mnist import load_fashion_mnist
 from jaxcl.data._gin import load_gin
-from jaxcl.data._graph_edit import drop_tagged_nodes, edit_triplets
+from jaxcl.data._graph_edit import drop_tagged_nodes, edit_triplets, with_degree_features
 from jaxcl.data._graph_io import GraphFormatError
 from jaxcl.data._graph_types import Graph, GraphDataset, NodeDataset
 from jaxcl.data._host_crop import HostCrop
@@ -72,5 +72,6 @@ __all__ = [
     "stratified_kfold",
     "synthetic_planetoid",
     "synthetic_tu",
+    "with_degree_features",
     "write_tfds_images",
 ]

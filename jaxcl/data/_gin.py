@@ -182,7 +182,8 @@ def load_gin(
         file's stem.
       node_features: ``'auto'`` (one-hot node tags if the tags take more than one value
         over the data set, else one-hot degree: IMDB-BINARY/MULTI have all tags 0),
-        ``'tags'``, ``'degree'``, or ``'attributes'`` (the float values that follow the
+        ``'tags'``, ``'degree'``, ``'tags+degree'`` (both one-hots side by side, as MVGRL's
+        graph code), or ``'attributes'`` (the float values that follow the
         neighbours on each node line, where the file has them), or ``'constant'`` (a
         single feature 1 on every node: what PyG code feeds graphs without node labels).
         The one-hot width for tags is the number of distinct tags in the whole file, in

@@ -7,7 +7,8 @@ attributes and a raw label per graph. The choices that make a data set "as the p
 use it" are taken here, once, for both formats:
 
 - edges: made undirected (the union of both directions), deduplicated, self-loops dropped;
-- node features: one-hot node tags, one-hot node degree, or the continuous attributes;
+- node features: one-hot node tags, one-hot node degree, both side by side (MVGRL's graph
+  code), or the continuous attributes;
 - graph labels: raw values mapped to ``0..C-1`` in sorted order.
 """
 
@@ -18,7 +19,9 @@ import numpy as np
 from jaxcl import _checks
 from jaxcl.data._graph_types import GraphDataset, trusted_graph
 
-NODE_FEATURE_KINDS = ("auto", "tags", "degree", "attributes", "constant")
+NODE_FEATURE_KINDS = ("auto", "tags", "degree", "tags+degree", "attributes", "constant")
+# The kinds that read node tags.
+TAG_KINDS = ("tags", "tags+degree")
 
 
 def check_feature_args(fn: str, node_features: str, max_degree: int | None) -> None:
@@ -98,8 +101,9 @@ def build_graph_dataset(
       tags: int ``[N]`` raw node tags, or None where the file has none.
       attributes: float ``[N, A]`` continuous node attributes, or None.
       node_features: ``'auto'`` (tags if they take more than one value over the data set,
-        else degree), ``'tags'``, ``'degree'``, ``'attributes'`` or ``'constant'`` (one
-        feature equal to 1 on every node).
+        else degree), ``'tags'``, ``'degree'``, ``'tags+degree'`` (the tags' one-hot followed
+        by the degree's, as MVGRL's and m-Mix's graph code feed labelled graphs),
+        ``'attributes'`` or ``'constant'`` (one feature equal to 1 on every node).
       max_degree: cap for the degree one-hot (bucket ``max_degree`` holds all higher
         degrees), or None for width ``max degree + 1``.
       fn: the calling loader's name, for error messages.
@@ -117,11 +121,16 @@ def build_graph_dataset(
     if node_features == "auto":
         varying = tags is not None and np.unique(tags).size > 1
         node_features = "tags" if varying else "degree"
-    if node_features == "tags":
+    if node_features in TAG_KINDS:
         if tags is None:
-            raise ValueError(f"{fn}: node_features='tags' but {tags_source} has no node tags")
+            raise ValueError(
+                f"{fn}: node_features={node_features!r} but {tags_source} has no node tags"
+            )
         tag_values, tag_index = np.unique(tags, return_inverse=True)
         features = one_hot(tag_index.reshape(-1), tag_values.size)
+        if node_features == "tags+degree":
+            degree = degree_features(np.bincount(s, minlength=num_nodes), max_degree)
+            features = np.concatenate([features, degree], axis=1)
     elif node_features == "degree":
         features = degree_features(np.bincount(s, minlength=num_nodes), max_degree)
     elif node_features == "constant":

@@ -1,11 +1,12 @@
-"""Editing a graph data set: removing the nodes that carry one node tag; the graph-edit
-triplets of m-Mix's Table 6 (a subgraph, and copies with one and with two edges moved)."""
+"""Editing a graph data set: removing the nodes that carry one node tag; appending one-hot
+degrees to the node features; the graph-edit triplets of m-Mix's Table 6 (a subgraph, and
+copies with one and with two edges moved)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from jaxcl.data._graph_build import undirected_edges
+from jaxcl.data._graph_build import degree_features, undirected_edges
 from jaxcl.data._graph_types import Graph, GraphDataset, trusted_graph
 
 
@@ -64,6 +65,54 @@ def drop_tagged_nodes(dataset: GraphDataset, column: int) -> GraphDataset:
         labels=dataset.labels,
         num_classes=dataset.num_classes,
         num_features=dataset.num_features - 1,
+    )
+
+
+def with_degree_features(dataset: GraphDataset, max_degree: int | None = None) -> GraphDataset:
+    """The data set with each node's one-hot degree appended to its features.
+
+    The degree counts a node's neighbours in its graph as stored (edges in both directions,
+    no self-loops). Loading with ``node_features='tags+degree'`` gives the same features; this
+    is for a data set edited after loading, e.g. ``drop_tagged_nodes(ptc, 16)``, whose
+    degrees must be those of the graphs without the dropped nodes.
+
+    Args:
+      dataset: graphs with any node features.
+      max_degree: cap (bucket ``max_degree`` holds all higher degrees), or None for width
+        ``max degree + 1`` over the data set.
+
+    Returns:
+      A :class:`GraphDataset` with ``num_features`` grown by the degree one-hot's width.
+
+    Example:
+      >>> from jaxcl.data import Graph, GraphDataset
+      >>> g = Graph(senders=[0, 1], receivers=[1, 0], node_features=np.ones((3, 1)), label=0)
+      >>> ds = with_degree_features(GraphDataset("toy", (g,), np.array([0]), 1, 1))
+      >>> ds.graphs[0].node_features.tolist()
+      [[1.0, 0.0, 1.0], [1.0, 0.0, 1.0], [1.0, 1.0, 0.0]]
+    """
+    if max_degree is not None and not (isinstance(max_degree, int) and max_degree > 0):
+        raise ValueError(
+            f"with_degree_features: `max_degree` must be a positive int or None, got {max_degree!r}"
+        )
+    degrees = [np.bincount(g.senders, minlength=g.num_nodes) for g in dataset.graphs]
+    onehot = degree_features(np.concatenate(degrees), max_degree)
+    bounds = np.cumsum([0] + [d.size for d in degrees])
+    graphs = tuple(
+        trusted_graph(
+            g.senders,
+            g.receivers,
+            np.concatenate([g.node_features, onehot[bounds[i] : bounds[i + 1]]], axis=1),
+            g.label,
+        )
+        for i, g in enumerate(dataset.graphs)
+    )
+    return GraphDataset(
+        name=dataset.name,
+        graphs=graphs,
+        labels=dataset.labels,
+        num_classes=dataset.num_classes,
+        num_features=dataset.num_features + onehot.shape[1],
     )
 
 

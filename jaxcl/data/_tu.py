@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxcl.data._graph_build import build_graph_dataset, check_feature_args
+from jaxcl.data._graph_build import TAG_KINDS, build_graph_dataset, check_feature_args
 from jaxcl.data._graph_io import (
     GraphFormatError,
     missing,
@@ -93,6 +93,7 @@ def load_tu(
       node_features: ``'auto'`` (one-hot node labels if the data set has node labels that
         take more than one value, else one-hot degree), ``'tags'`` (one-hot node labels,
         width = number of distinct node labels in the data set), ``'degree'``,
+        ``'tags+degree'`` (both one-hots side by side, as MVGRL's graph code),
         ``'attributes'`` (``<name>_node_attributes.txt`` as given) or ``'constant'`` (a
         single feature 1 on every node).
       max_degree: with degree features, degrees ``>= max_degree`` share the last bucket and
@@ -160,12 +161,15 @@ def load_tu(
 
     tags = attributes = None
     tags_path, attributes_path = file("node_labels"), file("node_attributes")
-    if tags_path.is_file() and node_features in ("auto", "tags"):
+    if tags_path.is_file() and node_features in ("auto", *TAG_KINDS):
         table = read_int_table(tags_path, "one node label", 1)
         tags = _per_node(tags_path, table, num_nodes, indicator_path)[:, 0]
-    elif node_features == "tags":
+    elif node_features in TAG_KINDS:
         raise missing(
-            tags_path, "TU node labels file (needed for node_features='tags')", "tu", name
+            tags_path,
+            f"TU node labels file (needed for node_features={node_features!r})",
+            "tu",
+            name,
         )
     if node_features == "attributes":
         require_file(

@@ -8,6 +8,7 @@ import math
 import numbers
 
 from jaxcl import models, optim
+from jaxcl.data._graph_build import NODE_FEATURE_KINDS
 from jaxcl.training._errors import ConfigError
 
 
@@ -108,9 +109,7 @@ CHECKS = {
     "train.reuse_host_memory": flag,
     "train.eigen_cpu_convolutions": flag,
     "data.graph_format": lambda p, v: _choice(p, v, ("gin", "tu")),
-    "data.node_features": lambda p, v: _choice(
-        p, v, ("auto", "tags", "degree", "attributes", "constant")
-    ),
+    "data.node_features": lambda p, v: _choice(p, v, NODE_FEATURE_KINDS),
     "data.drop_node_tag": lambda p, v: number(p, v, minimum=-1, integer=True),
     "data.padding_anchors": _anchors,
     "data.normalize_features": flag,

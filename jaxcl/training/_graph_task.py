@@ -98,19 +98,17 @@ def config_defaults(data: str, method, config) -> dict:
     return keys
 
 
-def _load(config) -> data_lib.GraphDataset:
-    """The data set named by ``config.data``: its files, or ``synthetic_tu``'s graphs."""
+def _load(config, node_features: str | None = None) -> data_lib.GraphDataset:
+    """The data set named by ``config.data``: its files (with ``node_features``, by default
+    ``config.data.node_features``), or ``synthetic_tu``'s graphs."""
     cfg = config.data
     if not cfg.synthetic:
         gin_name, tu_name = GRAPH_FILES[cfg.name]
         root = data_root(cfg)
+        kind = node_features or cfg.node_features
         if cfg.graph_format == "tu":
-            return data_lib.load_tu(
-                os.path.join(root, "tu_raw"), tu_name, node_features=cfg.node_features
-            )
-        return data_lib.load_gin(
-            os.path.join(root, "tu_gin"), gin_name, node_features=cfg.node_features
-        )
+            return data_lib.load_tu(os.path.join(root, "tu_raw"), tu_name, node_features=kind)
+        return data_lib.load_gin(os.path.join(root, "tu_gin"), gin_name, node_features=kind)
     if cfg.name not in SYNTHETIC_TU_SIZES:
         raise ConfigError(
             f"config.data.synthetic = True: there are no synthetic graphs of {cfg.name!r}, "
@@ -147,9 +145,14 @@ class GraphClassificationTask:
         self.config = config
         self.method = method
         self.mesh = mesh
-        self.ds = _load(config)
-        if config.data.drop_node_tag >= 0:
-            self.ds = data_lib.drop_tagged_nodes(self.ds, config.data.drop_node_tag)
+        drop, features = config.data.drop_node_tag, config.data.node_features
+        if drop >= 0 and features == "tags+degree":  # the degrees once the nodes are gone
+            tags = data_lib.drop_tagged_nodes(_load(config, node_features="tags"), drop)
+            self.ds = data_lib.with_degree_features(tags)
+        elif drop >= 0:
+            self.ds = data_lib.drop_tagged_nodes(_load(config), drop)
+        else:
+            self.ds = _load(config)
         self.name = config.data.name
         self.spec = methods.DataSpec("graph", self.ds.num_features, self.ds.num_classes)
         batch_size, self.shards = config.train.batch_size, mesh.size
