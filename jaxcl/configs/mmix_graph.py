@@ -10,7 +10,7 @@ IMDB-BINARY, IMDB-MULTI, REDDIT-BINARY (synthetic here, see below). Node feature
 loads its data with: one-hot atom labels followed by one-hot degrees (``'tags+degree'``) on
 MUTAG and PTC_MR, one-hot degrees alone where a set has no node labels (m-Mix Appendix A
 names only the latter). Runs up to commit 4ba667f fed the atom labels alone (``'tags'``);
-on MUTAG the degrees lift MVGRL from 81.7 ± 1.1 to 84.6 ± 2.4 (see the README).
+on MUTAG the degrees lift MVGRL from 81.7 ± 1.1 to 84.6 ± 2.3 (see the README).
 
 The setup. m-Mix rows (Appendix A and the official ``graph/main.py``): one GCN layer per view
 of 512 units, PPR diffusion ``alpha = 0.2``, Adam 3e-4, ``tau = 1``, ``C = 0.2``, batch 256,
