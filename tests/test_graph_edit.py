@@ -147,6 +147,10 @@ def test_wl_kernel_equals_networkx_subtree_hashes(mutag):
     assert evaluation.discrete_labels(anchors.graphs)  # MUTAG's one-hot atom types
     coil = synthetic_tu("coil_del", scale=0.3)
     assert not evaluation.discrete_labels(coil.graphs[:5])  # point coordinates
+    half = [
+        Graph(g.senders, g.receivers, g.node_features * 0.5, g.label) for g in anchors.graphs[:3]
+    ]
+    assert not evaluation.discrete_labels(half)
 
 
 def test_wl_kernel_by_hand_and_under_relabelling():
@@ -218,8 +222,11 @@ def test_bad_edit_sizes_are_named(value):
         training.validate(c)
 
 
-def test_graph_task_reports_edit_scores_after_a_short_run(tmp_path, mutag):
+def test_graph_task_reports_edit_scores_after_a_short_run(tmp_path):
     c = _mmix_config("mp", "mutag,quick")
+    # the task's own features (atom labels and degrees): WL labels nodes by those rows
+    mutag = load_tu(DATA / "tu_raw", "MUTAG", node_features=c.data.node_features)
+    assert c.data.node_features == "tags+degree" and evaluation.discrete_labels(mutag.graphs)
     c.data.data_dir = str(DATA)
     c.train.epochs = 1
     c.eval.edit_nodes = (10, 15)

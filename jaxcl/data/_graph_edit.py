@@ -156,7 +156,8 @@ def edit_triplets(
     that tracks edit distance should find the positive closer to the anchor than the
     negative. All three keep the anchor's node features (the first ``num_nodes`` rows of
     the graph's features, as m-Mix's code passes one feature array for all three: with
-    one-hot degree features they are the anchor's degrees). Subgraphs with fewer edges, or
+    degree features, ``'degree'`` or ``'tags+degree'``, they are the whole graph's degrees,
+    not the subgraph's). Subgraphs with fewer edges, or
     fewer missing node pairs, than an edit moves are skipped.
 
     Args:

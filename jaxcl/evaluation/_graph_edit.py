@@ -76,12 +76,10 @@ def edit_triplet_scores(anchors: ArrayLike, positives: ArrayLike, negatives: Arr
 
 
 def discrete_labels(graphs: Sequence[Graph]) -> bool:
-    """Whether every node feature row is one-hot (0/1 with a single 1): the WL kernel's
-    ``initial='features'`` then labels nodes by them, otherwise ``'constant'`` fits."""
-    return all(
-        np.isin(g.node_features, (0.0, 1.0)).all() and (g.node_features.sum(1) == 1).all()
-        for g in graphs
-    )
+    """Whether every node feature row is binary (0/1, e.g. a one-hot atom label, or label and
+    degree one-hots side by side): the WL kernel's ``initial='features'`` then labels nodes
+    by their rows; otherwise (continuous features) ``'constant'`` fits."""
+    return all(np.isin(g.node_features, (0.0, 1.0)).all() for g in graphs)
 
 
 def _wl_histograms(graphs: Sequence[Graph], iterations: int, initial: str) -> list[dict]:
