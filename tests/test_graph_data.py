@@ -315,7 +315,9 @@ def test_with_degree_features_after_dropping_nodes(data_dir):
         np.testing.assert_array_equal(a.node_features, b.node_features)
     capped = with_degree_features(_tu(data_dir, "MUTAG", node_features="tags"), max_degree=2)
     assert capped.num_features == 10 and capped.graphs[0].node_features[:, 7:].sum(1).min() == 1
-    with pytest.raises(ValueError, match="`max_degree` must be a positive int or None, got 0"):
+    with pytest.raises(
+        ValueError, match="with_degree_features: `max_degree` must be a positive integer, got 0"
+    ):
         with_degree_features(mutag, max_degree=0)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jaxcl import _checks
 from jaxcl.data._graph_build import degree_features, undirected_edges
 from jaxcl.data._graph_types import Graph, GraphDataset, trusted_graph
 
@@ -91,10 +92,8 @@ def with_degree_features(dataset: GraphDataset, max_degree: int | None = None) -
       >>> ds.graphs[0].node_features.tolist()
       [[1.0, 0.0, 1.0], [1.0, 0.0, 1.0], [1.0, 1.0, 0.0]]
     """
-    if max_degree is not None and not (isinstance(max_degree, int) and max_degree > 0):
-        raise ValueError(
-            f"with_degree_features: `max_degree` must be a positive int or None, got {max_degree!r}"
-        )
+    if max_degree is not None:
+        max_degree = _checks.positive_int("with_degree_features", "max_degree", max_degree)
     degrees = [np.bincount(g.senders, minlength=g.num_nodes) for g in dataset.graphs]
     onehot = degree_features(np.concatenate(degrees), max_degree)
     bounds = np.cumsum([0] + [d.size for d in degrees])

@@ -145,14 +145,14 @@ class GraphClassificationTask:
         self.config = config
         self.method = method
         self.mesh = mesh
-        drop, features = config.data.drop_node_tag, config.data.node_features
-        if drop >= 0 and features == "tags+degree":  # the degrees once the nodes are gone
-            tags = data_lib.drop_tagged_nodes(_load(config, node_features="tags"), drop)
-            self.ds = data_lib.with_degree_features(tags)
-        elif drop >= 0:
-            self.ds = data_lib.drop_tagged_nodes(_load(config), drop)
-        else:
-            self.ds = _load(config)
+        # 'tags+degree': the tags first, the degrees of the graphs as finally kept after
+        # (drop_node_tag removes nodes, and so changes their neighbours' degrees).
+        then_degrees = config.data.node_features == "tags+degree"
+        self.ds = _load(config, node_features="tags" if then_degrees else None)
+        if config.data.drop_node_tag >= 0:
+            self.ds = data_lib.drop_tagged_nodes(self.ds, config.data.drop_node_tag)
+        if then_degrees:
+            self.ds = data_lib.with_degree_features(self.ds)
         self.name = config.data.name
         self.spec = methods.DataSpec("graph", self.ds.num_features, self.ds.num_classes)
         batch_size, self.shards = config.train.batch_size, mesh.size
