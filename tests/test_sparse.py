@@ -1,6 +1,7 @@
 """Tests for jaxcl.graphs.SparseMatrix (slab layout, products and their gradients against
 dense ones, new values through the same pattern, column masks), GCN propagation through an
-adjacency pattern, and GRACE's sparse layout against its dense one on Cora."""
+adjacency pattern, the pattern of a padded batch built under jit (``edge_pattern``), and GRACE's
+sparse layout against its dense one on Cora."""
 
 from __future__ import annotations
 
@@ -8,13 +9,21 @@ from pathlib import Path
 
 import jax
 import jax.numpy as jnp
+import jraph
 import numpy as np
 import pytest
 from flax import nnx
 
 from jaxcl import methods, models, training
 from jaxcl.data import NodeDataset, load_planetoid
-from jaxcl.graphs import SparseMatrix, adjacency_pattern, mask_features, node_graph, sparse_matmul
+from jaxcl.graphs import (
+    SparseMatrix,
+    adjacency_pattern,
+    edge_pattern,
+    mask_features,
+    node_graph,
+    sparse_matmul,
+)
 
 
 def _random_sparse(rng, n, m, density, long_rows=()):
@@ -123,6 +132,114 @@ def test_gcn_propagates_through_an_adjacency_pattern_as_through_its_edges():
     other = adjacency_pattern(node_graph(_toy(np.random.default_rng(3))))
     with pytest.raises(ValueError, match="`adjacency` must be the pattern of this graph's"):
         gcn(graph, adjacency=other)
+
+
+def _random_edges(rng, n, e, *, sort):
+    senders, receivers = rng.integers(0, n, e), rng.integers(0, n, e)  # duplicates, self loops
+    if sort:
+        order = np.argsort(receivers, kind="stable")
+        senders, receivers = senders[order], receivers[order]
+    return senders.astype(np.int32), receivers.astype(np.int32)
+
+
+def _dense_of(senders, receivers, keep, values, n):
+    want = np.zeros((n, n), np.float64)
+    np.add.at(want, (receivers[keep], senders[keep]), values[keep])
+    return want
+
+
+@pytest.mark.parametrize("slab_width", [1, 3, 8])
+@pytest.mark.parametrize("sort", [True, False])
+def test_edge_pattern_under_jit_is_the_kept_edges_and_its_products_match_dense(slab_width, sort):
+    rng = np.random.default_rng(slab_width + 10 * sort)
+    for n, e in ((1, 0), (1, 3), (7, 0), (12, 40), (30, 25), (9, 160)):
+        senders, receivers = _random_edges(rng, n, e, sort=sort)
+        keep = rng.random(e) < 0.7
+        build = jax.jit(
+            lambda s, r, k, n=n: edge_pattern(
+                s, r, n, edge_mask=k, sorted_receivers=sort, slab_width=slab_width
+            )
+        )
+        pattern = build(senders, receivers, keep)
+        assert pattern.shape == (n, n) and pattern.nnz == e
+        # Every kept edge has exactly one slot, in each layout; dropped edges none.
+        for slabs in (pattern.by_row, pattern.by_col):
+            held = np.sort(np.asarray(slabs.entries).ravel())
+            np.testing.assert_array_equal(held[held < e], np.flatnonzero(keep))
+            assert np.all(np.diff(np.asarray(slabs.rows)) >= 0)  # sorted for the segment sum
+        values = rng.normal(size=e).astype(np.float32)
+        m = pattern.with_values(values)
+        want = _dense_of(senders, receivers, keep, values, n)
+        np.testing.assert_allclose(m.todense(), want, rtol=1e-5, atol=1e-6)
+        transposed = SparseMatrix(by_row=m.by_col, by_col=m.by_row, shape=(n, n), nnz=e)
+        np.testing.assert_allclose(transposed.todense(), want.T, rtol=1e-5, atol=1e-6)
+        x = rng.normal(size=(n, 5)).astype(np.float32)
+        np.testing.assert_allclose(jax.jit(sparse_matmul)(m, x), want @ x, rtol=1e-4, atol=1e-5)
+
+        def f(values, x, pattern=pattern):
+            return jnp.sum(jnp.sin(pattern.with_values(values) @ x))
+
+        g_values, g_x = jax.jit(jax.grad(f, (0, 1)))(values, x)
+        cos = np.cos(want @ x)
+        np.testing.assert_allclose(g_x, want.T @ cos, rtol=1e-4, atol=1e-5)
+        want_values = np.where(keep, np.sum(cos[receivers] * x[senders], axis=1), 0.0)
+        np.testing.assert_allclose(g_values, want_values, rtol=1e-4, atol=1e-5)
+
+
+def test_edge_pattern_holds_the_worst_case_layouts_and_equals_the_host_pattern():
+    """Rows of degree ``K + 1`` (each wastes ``K - 1`` slots) and ``min(N, E)`` rows of one
+    edge each are the layouts that need the most slabs: no edge may lose its slot."""
+    k = 4
+    cases = [
+        (np.tile(np.arange(k + 1), 6), np.repeat(np.arange(6), k + 1), 6),  # degree K + 1
+        (np.arange(10), np.arange(10), 10),  # one edge per row, E = N
+        (np.zeros(3, int), np.arange(3), 20),  # E < N
+    ]
+    for senders, receivers, n in cases:
+        pattern = edge_pattern(senders, receivers, n, slab_width=k, sorted_receivers=True)
+        for slabs in (pattern.by_row, pattern.by_col):
+            assert (np.asarray(slabs.entries) < senders.size).sum() == senders.size
+        host = adjacency_pattern(
+            jraph.GraphsTuple(
+                nodes=None,
+                edges=None,
+                senders=senders,
+                receivers=receivers,
+                n_node=np.array([n]),
+                n_edge=np.array([senders.size]),
+                globals=None,
+            )
+        )
+        np.testing.assert_array_equal(pattern.todense(), host.todense())
+
+
+def test_edge_pattern_without_room_for_a_packed_sort_key_sorts_pairs():
+    """(N + 1) * E above int32's range: the transpose is ordered by an argsort instead."""
+    rng = np.random.default_rng(5)
+    n, e = 2**16, 2**15 + 1
+    senders, receivers = _random_edges(rng, n, e, sort=True)
+    pattern = jax.jit(lambda s, r: edge_pattern(s, r, n, sorted_receivers=True))(senders, receivers)
+    slabs = pattern.by_col
+    rows = np.broadcast_to(np.asarray(slabs.rows)[:, None], slabs.entries.shape)
+    used = np.asarray(slabs.entries) < e
+    entries = np.asarray(slabs.entries)[used]
+    np.testing.assert_array_equal(np.sort(entries), np.arange(e))
+    np.testing.assert_array_equal(rows[used], senders[entries])  # grouped by sender
+    np.testing.assert_array_equal(np.asarray(slabs.indices)[used], receivers[entries])
+
+
+def test_edge_pattern_names_its_bad_arguments():
+    s = r = np.zeros(3, np.int32)
+    with pytest.raises(ValueError, match="1-D of one length"):
+        edge_pattern(np.zeros((2, 3), np.int32), np.zeros((2, 3), np.int32), 4)
+    with pytest.raises(ValueError, match="1-D of one length"):
+        edge_pattern(s, np.zeros(4, np.int32), 4)
+    with pytest.raises(ValueError, match="`num_nodes` must be a positive int, got 0"):
+        edge_pattern(s, r, 0)
+    with pytest.raises(ValueError, match="`slab_width` must be a positive int, got 2.0"):
+        edge_pattern(s, r, 4, slab_width=2.0)
+    with pytest.raises(ValueError, match="`edge_mask` must be bool of shape"):
+        edge_pattern(s, r, 4, edge_mask=np.ones(3, np.float32))
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,8 @@ MVGRL's personalised-PageRank view on the host, exactly or sparsely.
 
 Sparse node features (bag-of-words) can be a :class:`SparseMatrix`, whose product with a
 dense kernel (:func:`sparse_matmul`) GCN layers use; a graph's :func:`adjacency_pattern`
-lets GCN layers propagate through the same sparse products.
+lets GCN layers propagate through the same sparse products, and :func:`edge_pattern` builds
+one under ``jit`` for a padded batch.
 """
 
 from jaxcl.graphs._augment import drop_edges, mask_features
@@ -36,7 +37,13 @@ from jaxcl.graphs._segments import (
     node_graph_ids,
     pool_nodes,
 )
-from jaxcl.graphs._sparse import Slabs, SparseMatrix, adjacency_pattern, sparse_matmul
+from jaxcl.graphs._sparse import (
+    Slabs,
+    SparseMatrix,
+    adjacency_pattern,
+    edge_pattern,
+    sparse_matmul,
+)
 
 __all__ = [
     "Diffusion",
@@ -49,6 +56,7 @@ __all__ = [
     "aggregate_edges",
     "batch_graphs",
     "drop_edges",
+    "edge_pattern",
     "gather_nodes",
     "gcn_normalization",
     "mask_features",

@@ -339,3 +339,128 @@ def adjacency_pattern(graph, *, slab_width: int = 16) -> SparseMatrix:
     n = int(np.asarray(graph.n_node).sum())
     ones = np.ones(senders.shape, np.float32)
     return SparseMatrix.from_coo(receivers, senders, ones, (n, n), slab_width=slab_width)
+
+
+def _max_slabs(num_edges: int, num_rows: int, slab_width: int) -> int:
+    """The most slabs ``num_edges`` entries over ``num_rows`` rows can need: each nonempty
+    row wastes at most ``slab_width - 1`` slots, and at most ``min(rows, edges)`` are
+    nonempty."""
+    return max((num_edges + (slab_width - 1) * min(num_rows, num_edges)) // slab_width, 1)
+
+
+def _traced_slabs(rows, cols, keep, num_rows: int, slab_width: int, num_slabs: int, presorted):
+    """:func:`_slabs` under ``jit``: the entries where ``keep`` grouped by row into
+    ``num_slabs`` slabs (the unused ones empty, attached to the last row)."""
+    num_edges = rows.shape[0]
+    if presorted:
+        order = jnp.arange(num_edges, dtype=jnp.int32)
+    else:
+        # Stable: entries of a row keep their order (a receiver-sorted batch's transpose is
+        # then ordered by sender, then receiver). Dropped entries sort last. One packed int32
+        # key where it fits: on CPU 3.4x faster than sorting (row, position) pairs.
+        key = jnp.where(keep, rows, num_rows)
+        if (num_rows + 1) * num_edges <= np.iinfo(np.int32).max:
+            position = jnp.arange(num_edges, dtype=jnp.int32)
+            order = jnp.sort(key * num_edges + position) % num_edges
+        else:
+            order = jnp.argsort(key, stable=True).astype(jnp.int32)
+    kept = keep[order]
+    rank = jnp.cumsum(kept, dtype=jnp.int32) - 1  # position among the kept entries
+    compact = (
+        jnp.full((num_edges,), num_edges, jnp.int32)
+        .at[jnp.where(kept, rank, num_edges)]
+        .set(order, mode="drop")
+    )
+    counts = jax.ops.segment_sum(
+        kept.astype(jnp.int32), rows[order], num_rows, indices_are_sorted=presorted
+    )
+    start = jnp.cumsum(counts) - counts  # first kept position of each row
+    per_row = -(-counts // slab_width)
+    slab_end = jnp.cumsum(per_row)
+    slab = jnp.arange(num_slabs, dtype=jnp.int32)
+    row = jnp.minimum(jnp.searchsorted(slab_end, slab, side="right"), num_rows - 1)
+    offset = (slab - (slab_end[row] - per_row[row])) * slab_width  # slot 0's place in the row
+    offset = offset[:, None] + jnp.arange(slab_width, dtype=jnp.int32)
+    used = (slab < slab_end[-1])[:, None] & (offset < counts[row][:, None])
+    # One padding element at the end of each array read below: no edges is a valid batch.
+    compact = jnp.concatenate([compact, jnp.full((1,), num_edges, jnp.int32)])
+    cols = jnp.concatenate([cols, jnp.zeros((1,), jnp.int32)])
+    position = jnp.clip(start[row][:, None] + offset, 0, num_edges)
+    entries = jnp.where(used, compact[position], num_edges)
+    return Slabs(
+        indices=jnp.where(used, cols[entries], 0).astype(jnp.int32),
+        values=used.astype(jnp.float32),
+        rows=row.astype(jnp.int32),
+        entries=entries.astype(jnp.int32),
+    )
+
+
+def edge_pattern(
+    senders,
+    receivers,
+    num_nodes: int,
+    *,
+    edge_mask=None,
+    sorted_receivers: bool = False,
+    slab_width: int = 8,
+) -> SparseMatrix:
+    """:func:`adjacency_pattern` under ``jit``: the pattern of a padded batch's edges.
+
+    Built on the device from the (traced) edge arrays, so that a batch of graphs, whose
+    structure changes every step, can propagate through sparse slab products instead of a
+    gather of ``[num_edges, d]`` messages and a segment sum (on CPU, a 4-layer GCN of width
+    512 over IMDB-BINARY batches of 64 graphs: forward and backward 3x faster). Entry ``e``
+    is edge ``e`` (``senders[e] -> receivers[e]``, receivers as rows), as in
+    :func:`adjacency_pattern`: ``pattern.with_values(coef)`` gives the propagation matrix,
+    and :class:`jaxcl.models.GCN` takes it as ``adjacency=``. Edges where ``edge_mask`` is
+    False get no slot (they count as zero whatever value they are given), so padding edges
+    and dropped edges cost nothing in the products.
+
+    Args:
+      senders, receivers: int ``[num_edges]`` (one graph or one padded batch, not stacked),
+        each in ``[0, num_nodes)``.
+      num_nodes: static number of nodes.
+      edge_mask: optional bool ``[num_edges]``: the edges to keep (default all).
+      sorted_receivers: ``receivers`` is non-decreasing (every :mod:`jaxcl.graphs` batch),
+        which skips one of the two sorts; wrong results may follow if it is set otherwise.
+      slab_width: entries per slab (8: the fastest of 4-32 for the case above). Each
+        layout holds the most slabs the edges can need (at most ``num_edges / slab_width +
+        num_nodes``), so its shapes depend only on the padded shapes.
+
+    Returns:
+      A :class:`SparseMatrix` of shape ``(num_nodes, num_nodes)`` with ``nnz = num_edges``
+      and value 1 at every kept edge.
+
+    Example:
+      >>> import jax, jax.numpy as jnp
+      >>> senders, receivers = jnp.array([1, 0, 2, 1]), jnp.array([0, 1, 1, 2])
+      >>> pattern = jax.jit(edge_pattern, static_argnums=2)(senders, receivers, 3)
+      >>> pattern.todense().tolist()
+      [[0.0, 1.0, 0.0], [1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]
+    """
+    fn = "edge_pattern"
+    senders, receivers = jnp.asarray(senders), jnp.asarray(receivers)
+    if senders.ndim != 1 or senders.shape != receivers.shape:
+        raise ValueError(
+            f"{fn}: `senders` and `receivers` must be 1-D of one length (one graph or one "
+            f"unstacked batch), got shapes {senders.shape} and {receivers.shape}"
+        )
+    for name, value in (("num_nodes", num_nodes), ("slab_width", slab_width)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{fn}: `{name}` must be a positive int, got {value!r}")
+    num_edges = int(senders.shape[0])
+    if edge_mask is None:
+        keep = jnp.ones(senders.shape, jnp.bool_)
+    else:
+        keep = jnp.asarray(edge_mask)
+        if keep.shape != senders.shape or keep.dtype != jnp.bool_:
+            raise ValueError(
+                f"{fn}: `edge_mask` must be bool of shape {senders.shape}, got {keep.dtype} "
+                f"{keep.shape}"
+            )
+    senders, receivers = senders.astype(jnp.int32), receivers.astype(jnp.int32)
+    n, k = int(num_nodes), int(slab_width)
+    s = _max_slabs(num_edges, n, k)
+    by_row = _traced_slabs(receivers, senders, keep, n, k, s, sorted_receivers)
+    by_col = _traced_slabs(senders, receivers, keep, n, k, s, False)
+    return SparseMatrix(by_row=by_row, by_col=by_col, shape=(n, n), nnz=num_edges)

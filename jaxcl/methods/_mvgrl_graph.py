@@ -80,12 +80,20 @@ class LayerwiseGCN(nnx.Module):
         real = graphs.padding_masks(batch)
         edges = batch.edges
         if self.normalize:
-            kw = dict(
-                edge_weight=jnp.ones(batch.senders.shape, jnp.float32),
-                edge_mask=(edges[:, ADJACENCY] > 0) & real.edges,
-            )
+            keep = (edges[:, ADJACENCY] > 0) & real.edges
+            kw = dict(edge_weight=jnp.ones(batch.senders.shape, jnp.float32), edge_mask=keep)
         else:
-            kw = dict(edge_weight=jnp.where(real.edges, edges[:, DIFFUSION], 0.0))
+            keep = real.edges
+            kw = dict(edge_weight=jnp.where(keep, edges[:, DIFFUSION], 0.0))
+        # The view's edges as slabs, built once for all layers: the propagation then runs as
+        # sparse products, without [num_edges, width] messages.
+        kw["adjacency"] = graphs.edge_pattern(
+            batch.senders,
+            batch.receivers,
+            batch.nodes.shape[0],
+            edge_mask=keep,
+            sorted_receivers=True,
+        )
         plain = batch._replace(edges=None)
         h, pooled = batch.nodes, []
         for layer in self.layers:
