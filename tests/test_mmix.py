@@ -74,32 +74,36 @@ def _reference(z, sim, rule, *, wp, threshold=None, temperature=1.0, where=None,
     return lam @ z.astype(np.float64)
 
 
-def _edges(wp):
-    return dict(senders=SENDERS, receivers=RECEIVERS) if wp else {}
+def _edges(wp, slabs=False):
+    return dict(senders=SENDERS, receivers=RECEIVERS, slabs=slabs) if wp else {}
 
 
-@pytest.mark.parametrize("wp", [True, False])
+# The -wp edges as per-edge gathers, and as a slab pattern (``slabs=True``).
+LAYOUTS = [(True, False), (True, True), (False, False)]
+
+
+@pytest.mark.parametrize("wp,slabs", LAYOUTS)
 @pytest.mark.parametrize("threshold", [None, 0.1])
-def test_mo_mix_matches_reference(wp, threshold):
+def test_mo_mix_matches_reference(wp, slabs, threshold):
     z, _, _ = _data()
-    got = mixers.mo_mix(z, self_weight=0.3, threshold=threshold, **_edges(wp))
+    got = mixers.mo_mix(z, self_weight=0.3, threshold=threshold, **_edges(wp, slabs))
     want = _reference(z, _cos(z, z), "fixed", wp=wp, threshold=threshold, c=0.3)
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-6)
 
 
-@pytest.mark.parametrize("wp", [True, False])
-def test_mp_mix_matches_reference(wp):
+@pytest.mark.parametrize("wp,slabs", LAYOUTS)
+def test_mp_mix_matches_reference(wp, slabs):
     z, p_m, p_n = _data(1)
     sim = _cos(z @ p_m, z @ p_n)
-    got = mixers.mp_mix(z, p_m, p_n, threshold=-0.2, temperature=0.5, **_edges(wp))
+    got = mixers.mp_mix(z, p_m, p_n, threshold=-0.2, temperature=0.5, **_edges(wp, slabs))
     want = _reference(z, sim, "free", wp=wp, threshold=-0.2, temperature=0.5)
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-6)
 
 
-@pytest.mark.parametrize("wp", [True, False])
-def test_binary_mix_takes_the_most_similar_partner(wp):
+@pytest.mark.parametrize("wp,slabs", LAYOUTS)
+def test_binary_mix_takes_the_most_similar_partner(wp, slabs):
     z, _, _ = _data(2)
-    got = mixers.binary_mix(z, **_edges(wp))
+    got = mixers.binary_mix(z, **_edges(wp, slabs))
     want = _reference(z, _cos(z, z), "binary", wp=wp)
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-6)
 
@@ -161,6 +165,34 @@ def test_blocks_give_the_dense_values_and_gradients(mixer):
     dense, blocked = value_and_grads(None), value_and_grads(4)  # 9 rows: 3 blocks, 3 padded
     np.testing.assert_allclose(dense[0], blocked[0], rtol=1e-5)
     for a, b in zip(dense[1], blocked[1], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mixer", ["mo", "mp", "random", "binary"])
+def test_slab_layout_gives_the_edge_layouts_values_and_gradients(mixer):
+    """``slabs=True`` (the -wp edges as a jitted slab pattern) is the same function as the
+    per-edge gathers, with padding rows, an edge mask and a threshold in play."""
+    z, p_m, p_n = _data(8)
+    key = jax.random.key(9)
+    mask = np.arange(SENDERS.size) % 5 != 2
+    part = dict(senders=SENDERS, receivers=RECEIVERS, edge_mask=mask, where=WHERE)
+    fns = {
+        "mo": lambda z, p, q, s: mixers.mo_mix(z, threshold=0.0, slabs=s, **part),
+        "mp": lambda z, p, q, s: mixers.mp_mix(z, p, q, threshold=-0.3, slabs=s, **part),
+        "random": lambda z, p, q, s: mixers.random_mix(key, z, slabs=s, **part),
+        "binary": lambda z, p, q, s: mixers.binary_mix(z, slabs=s, **part),
+    }
+    weights = jnp.asarray(np.random.default_rng(10).normal(size=(N, F)), jnp.float32)
+
+    def value_and_grads(slabs):
+        def loss(z, p, q):
+            return jnp.sum(weights * jnp.sin(fns[mixer](z, p, q, slabs)))
+
+        return jax.jit(jax.value_and_grad(loss, argnums=(0, 1, 2)))(z, p_m, p_n)
+
+    edges, slabs = value_and_grads(False), value_and_grads(True)
+    np.testing.assert_allclose(slabs[0], edges[0], rtol=1e-5)
+    for a, b in zip(slabs[1], edges[1], strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 
 
@@ -237,6 +269,8 @@ def test_jit_and_bf16():
         (lambda z, p: mixers.binary_mix(z, weight=-0.1), r"weight.*\[0.0, 1.0\]"),
         (lambda z, p: mixers.mo_mix(z, where=WHERE[:4]), r"where.*\(9,\)"),
         (lambda z, p: mixers.mo_mix(z, block_size=0), r"block_size.*positive integer"),
+        (lambda z, p: mixers.mo_mix(z, slabs=True), r"slabs=True.*give `senders`"),
+        (lambda z, p: mixers.mp_mix(z, p, p, **_edges(True, "on")), r"slabs.*True or False.*'on'"),
         (lambda z, p: losses.mmix_diversity_loss(z, p, p[:, :2].T), r"p_m.*p_n.*\[5, P\]"),
     ],
 )

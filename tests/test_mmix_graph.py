@@ -163,6 +163,40 @@ def test_mmix_graph_loss_is_eq_9_with_neighbour_mixing(objective):
     np.testing.assert_allclose(method.features(model, batch), ha + hb, rtol=1e-6)
 
 
+@pytest.mark.parametrize(
+    ("name", "hp"),
+    [
+        ("mvgrl_graph", {}),
+        ("mvgrl_graph_mmix", dict(mixing="mp", diversity=0.5)),
+        ("mvgrl_graph_mmix", dict(mixing="mo", diversity=0.0)),
+    ],
+)
+def test_sparse_layout_on_and_off_give_the_same_loss_gradients_and_features(name, hp):
+    """``sparse_layout='on'``: the GCNs and the mixing through jitted slab patterns; ``'off'``:
+    per-edge gathers and segment sums. One function either way."""
+    ds = _toy(5)
+    results = {}
+    for layout in ("on", "off"):
+        method = methods.get(name)(_config(name, sparse_layout=layout, **hp))
+        assert method.slabs == (layout == "on")
+        model = method.build(methods.DataSpec("graph", 3, 2), nnx.Rngs(0))
+        graphdef, params = nnx.split(model)
+        batch = _batch(method, ds)
+
+        def loss(params, batch, method=method, graphdef=graphdef):
+            return method.loss(nnx.merge(graphdef, params), batch, jax.random.key(1), {})[0]
+
+        value, grads = jax.jit(jax.value_and_grad(loss))(params, batch)
+        results[layout] = value, grads, method.features(model, batch)
+    (v_on, g_on, f_on), (v_off, g_off, f_off) = results["on"], results["off"]
+    np.testing.assert_allclose(v_on, v_off, rtol=1e-5)
+    for a, b in zip(jax.tree.leaves(g_on), jax.tree.leaves(g_off), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5 * max(np.abs(b).max(), 1.0))
+    np.testing.assert_allclose(f_on, f_off, rtol=1e-5, atol=1e-5)
+    auto = methods.get(name)(_config(name, **hp))
+    assert auto.slabs == (jax.default_backend() == "cpu")
+
+
 def test_stacked_batches_are_refused_with_a_clear_message():
     ds = _toy(4)
     method = methods.MVGRLGraphMix(_config("mvgrl_graph_mmix"))
@@ -179,6 +213,7 @@ def test_stacked_batches_are_refused_with_a_clear_message():
         (dict(objective="nodes"), r"objective = 'nodes'"),
         (dict(mixing="mo", diversity=1.0), r"diversity = 1.0.*mixing='mo'"),
         (dict(alpha=0.0), r"alpha = 0.0"),
+        (dict(sparse_layout="slabs"), r"sparse_layout = 'slabs'"),
     ],
 )
 def test_bad_settings_are_named(hp, message):

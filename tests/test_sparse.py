@@ -19,6 +19,7 @@ from jaxcl.data import NodeDataset, load_planetoid
 from jaxcl.graphs import (
     SparseMatrix,
     adjacency_pattern,
+    edge_dots,
     edge_pattern,
     mask_features,
     node_graph,
@@ -226,6 +227,29 @@ def test_edge_pattern_without_room_for_a_packed_sort_key_sorts_pairs():
     np.testing.assert_array_equal(np.sort(entries), np.arange(e))
     np.testing.assert_array_equal(rows[used], senders[entries])  # grouped by sender
     np.testing.assert_array_equal(np.asarray(slabs.indices)[used], receivers[entries])
+
+
+def test_edge_dots_are_the_kept_edges_dot_products_with_slab_product_gradients():
+    rng = np.random.default_rng(11)
+    for n, e, sort in ((1, 0, True), (12, 40, True), (9, 60, False)):
+        senders, receivers = _random_edges(rng, n, e, sort=sort)
+        keep = rng.random(e) < 0.6
+        a, b = rng.normal(size=(2, n, 6)).astype(np.float32)
+        pattern = edge_pattern(senders, receivers, n, edge_mask=keep, sorted_receivers=sort)
+        got = jax.jit(edge_dots)(pattern, a, b)
+        want = np.where(keep, np.sum(a[receivers] * b[senders], axis=1), 0.0)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        c = rng.normal(size=e).astype(np.float32)
+        g_a, g_b = jax.jit(
+            jax.grad(lambda a, b, c=c, p=pattern: jnp.sum(c * edge_dots(p, a, b)), (0, 1))
+        )(a, b)
+        m = _dense_of(senders, receivers, keep, c, n)  # d/da_i = sum_j c_ij b_j, d/db_j = ...
+        np.testing.assert_allclose(g_a, m @ b, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(g_b, m.T @ a, rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match=r"`a` must be \[9, d\] and `b` \[9, d\]"):
+        edge_dots(pattern, a[:3], b)
+    with pytest.raises(TypeError, match="`pattern` must be a SparseMatrix"):
+        edge_dots(np.eye(3), a, b)
 
 
 def test_edge_pattern_names_its_bad_arguments():

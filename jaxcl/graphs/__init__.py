@@ -16,7 +16,7 @@ MVGRL's personalised-PageRank view on the host, exactly or sparsely.
 Sparse node features (bag-of-words) can be a :class:`SparseMatrix`, whose product with a
 dense kernel (:func:`sparse_matmul`) GCN layers use; a graph's :func:`adjacency_pattern`
 lets GCN layers propagate through the same sparse products, and :func:`edge_pattern` builds
-one under ``jit`` for a padded batch.
+one under ``jit`` for a padded batch (:func:`edge_dots`: per-edge dot products through it).
 """
 
 from jaxcl.graphs._augment import drop_edges, mask_features
@@ -41,6 +41,7 @@ from jaxcl.graphs._sparse import (
     Slabs,
     SparseMatrix,
     adjacency_pattern,
+    edge_dots,
     edge_pattern,
     sparse_matmul,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "aggregate_edges",
     "batch_graphs",
     "drop_edges",
+    "edge_dots",
     "edge_pattern",
     "gather_nodes",
     "gcn_normalization",

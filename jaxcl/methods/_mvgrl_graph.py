@@ -63,10 +63,14 @@ class LayerwiseGCN(nnx.Module):
     last layer's, the graph embedding the concatenated per-layer sums over the graph's nodes.
 
     ``normalize=True`` propagates over the batch's adjacency edges with
-    ``D^-1/2 (A + I) D^-1/2``; ``False`` over the diffusion weights as given.
+    ``D^-1/2 (A + I) D^-1/2``; ``False`` over the diffusion weights as given. ``slabs``:
+    through the view's :func:`jaxcl.graphs.edge_pattern` (sparse products) instead of
+    per-edge gathers and segment sums; the same function up to float32 rounding.
     """
 
-    def __init__(self, in_features: int, width: int, depth: int, *, normalize: bool, rngs):
+    def __init__(
+        self, in_features: int, width: int, depth: int, *, normalize: bool, slabs: bool, rngs
+    ):
         sizes = [in_features] + [width] * depth
         self.layers = nnx.List(
             [
@@ -75,6 +79,7 @@ class LayerwiseGCN(nnx.Module):
             ]
         )
         self.normalize = normalize
+        self.slabs = slabs
 
     def __call__(self, batch: jraph.GraphsTuple):
         real = graphs.padding_masks(batch)
@@ -85,15 +90,16 @@ class LayerwiseGCN(nnx.Module):
         else:
             keep = real.edges
             kw = dict(edge_weight=jnp.where(keep, edges[:, DIFFUSION], 0.0))
-        # The view's edges as slabs, built once for all layers: the propagation then runs as
-        # sparse products, without [num_edges, width] messages.
-        kw["adjacency"] = graphs.edge_pattern(
-            batch.senders,
-            batch.receivers,
-            batch.nodes.shape[0],
-            edge_mask=keep,
-            sorted_receivers=True,
-        )
+        if self.slabs:
+            # The view's edges as slabs, built once for all layers: the propagation then runs
+            # as sparse products, without [num_edges, width] messages.
+            kw["adjacency"] = graphs.edge_pattern(
+                batch.senders,
+                batch.receivers,
+                batch.nodes.shape[0],
+                edge_mask=keep,
+                sorted_receivers=True,
+            )
         plain = batch._replace(edges=None)
         h, pooled = batch.nodes, []
         for layer in self.layers:
@@ -124,6 +130,13 @@ class _TwoViews(Method):
             raise ValueError(
                 f"config.method.alpha = {self.hp.alpha!r}: expected a number in (0, 1]"
             )
+        check_choice(self.name, "sparse_layout", self.hp.sparse_layout, ("auto", "on", "off"))
+
+    @property
+    def slabs(self) -> bool:
+        """Whether ``sparse_layout`` (``'auto'``: on CPU) asks for slab propagation."""
+        choice = self.hp.sparse_layout
+        return choice == "on" or (choice == "auto" and jax.default_backend() == "cpu")
 
     # The largest graph of the data set (set by graph_dataset, which the task calls before
     # any step): the per-graph layout of m-Mix's node objective.
@@ -148,8 +161,8 @@ class _TwoViews(Method):
         m = self.config.model
         f, w, d = spec.num_features, m.encoder_width, m.encoder_depth
         return (
-            LayerwiseGCN(f, w, d, normalize=True, rngs=rngs),
-            LayerwiseGCN(f, w, d, normalize=False, rngs=rngs),
+            LayerwiseGCN(f, w, d, normalize=True, slabs=self.slabs, rngs=rngs),
+            LayerwiseGCN(f, w, d, normalize=False, slabs=self.slabs, rngs=rngs),
         )
 
 
@@ -167,6 +180,13 @@ class MVGRLGraph(_TwoViews):
     (:func:`jaxcl.losses.local_global_jsd`, InfoGraph's estimator, which MVGRL borrows);
     evaluation embeds a graph as the sum of its two views' head outputs (MVGRL's
     ``embed``).
+
+    ``sparse_layout`` says how the GCNs propagate: ``'on'`` through each view's edges laid
+    out as slabs under ``jit`` (:func:`jaxcl.graphs.edge_pattern`, sparse products), ``'off'``
+    by per-edge gathers and segment sums, ``'auto'`` (the default) ``'on'`` on CPU and
+    ``'off'`` on accelerators (not measured there). Both compute the same function up to
+    float32 rounding; on 2 CPU cores an IMDB-BINARY step of this model (4 x 512, batch 64)
+    takes 220 ms instead of 380.
 
     Differences from the official code (kavehhassani/mvgrl ``graph/train.py``): the heads
     use ReLU (this project's InfoGraph ``FeedForward``) where MVGRL's use PReLU; the JSD
@@ -187,7 +207,7 @@ class MVGRLGraph(_TwoViews):
     """
 
     name = "mvgrl_graph"
-    defaults = {"alpha": 0.2}
+    defaults = {"alpha": 0.2, "sparse_layout": "auto"}
 
     def build(self, spec, rngs):
         w, d = self.config.model.encoder_width, self.config.model.encoder_depth
@@ -234,6 +254,8 @@ class MVGRLGraphMix(_TwoViews):
     of the two terms (Table 9's ablation). Evaluation embeds a graph as ``h^a + h^b``
     (``eval_features='mixed'``, the paper's Table 10; random-mix from a fixed key there),
     or, with ``'encoder'``, as the sum of both views' per-layer node sums (MVGRL's).
+    ``sparse_layout`` as :class:`MVGRLGraph`, for the GCNs and the mixing (the mixers'
+    ``slabs``).
 
     Our reading, and departures from the official code (Sherrylone/M-Mix ``graph/``): the
     code contrasts nodes across the whole batch (Eq. 9 writes ``J_node(G_i)`` per graph:
@@ -258,6 +280,7 @@ class MVGRLGraphMix(_TwoViews):
         "temperature": 1.0,
         "objective": "both",
         "eval_features": "mixed",  # or "encoder" (see the class docstring)
+        "sparse_layout": "auto",
     }
 
     def __init__(self, config):
@@ -284,6 +307,7 @@ class MVGRLGraphMix(_TwoViews):
             receivers=batch.receivers,
             edge_mask=(batch.edges[:, ADJACENCY] > 0) & real.edges,
             where=real.nodes,
+            slabs=self.slabs,
         )
 
     def branches(self, model, batch, key):

@@ -7,6 +7,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from jaxcl import graphs
+
 # -- the weighting rules, over a "row" of candidate partners ------------------------------
 #
 # Each rule gets the partners' scores ``s`` (similarity / temperature), which of them count
@@ -97,22 +99,39 @@ class _SegmentOps:
 
 
 def mix_sparse(
-    z, senders, receivers, edge_mask, where, pair_sim, self_sim, rule, threshold, temperature
+    z,
+    senders,
+    receivers,
+    edge_mask,
+    where,
+    pair_sim,
+    self_sim,
+    rule,
+    threshold,
+    temperature,
+    *,
+    slabs=False,
 ):
+    """``pair_sim(receivers, senders, pattern)``: the edges' similarities, from the slab
+    ``pattern`` of the partner edges when ``slabs`` (else ``pattern`` is None)."""
     n = z.shape[0]
-    sim = pair_sim(receivers, senders)
     valid = senders != receivers
     if edge_mask is not None:
         valid &= edge_mask
     if where is not None:
         valid &= where[senders] & where[receivers]
+    pattern = graphs.edge_pattern(senders, receivers, n, edge_mask=valid) if slabs else None
+    sim = pair_sim(receivers, senders, pattern)
     if threshold is not None:
         valid &= sim >= threshold
     ops = _SegmentOps(receivers, n)
     w, w_self = rule(sim / temperature, valid, self_sim / temperature, ops)
     if where is not None:
         w_self = jnp.where(where, w_self, 1.0)
-    mixed = jax.ops.segment_sum(w[:, None] * z[senders], receivers, n)
+    if slabs:
+        mixed = graphs.sparse_matmul(pattern.with_values(w.astype(jnp.float32)), z)
+    else:
+        mixed = jax.ops.segment_sum(w[:, None] * z[senders], receivers, n)
     return mixed + w_self[:, None] * z
 
 
