@@ -17,6 +17,7 @@ from jaxcl.graphs import (
     GraphBatcher,
     PaddingBudget,
     batch_graphs,
+    edge_pattern,
     node_graph,
     padding_masks,
     ppr_diffusion,
@@ -308,3 +309,35 @@ def test_gin_on_a_stacked_batch_equals_gin_on_the_unstacked_batch(mutag):
     # A stacked edge mask may come flattened; dropping edges changes the embeddings.
     np.testing.assert_array_equal(out["dropped"][1], out["dropped_flat"][1])
     assert not np.allclose(out["dropped"][1], pooled)
+
+
+def test_gin_through_slabs_equals_gin_through_gathers(mutag):
+    """``slabs=True`` (the kept edges as a jitted slab pattern, once for all layers) is the
+    same function, its gradients too, on a plain and on a stacked batch, with dropped edges."""
+    rng = np.random.default_rng(1)
+    plain = batch_graphs(mutag.graphs[:7], PaddingBudget(256, 512, 8))
+    stacked = list(GraphBatcher(mutag, 24, num_shards=4, seed=0).epoch(0))[-1]
+    for batch in (plain, stacked):
+        edge_mask = jnp.asarray(rng.random(np.shape(batch.senders)) < 0.8).reshape(-1)
+        out = {}
+        for slabs in (False, True):
+            model = GIN(9, width=16, depth=3, learn_eps=True, slabs=slabs, rngs=nnx.Rngs(12))
+            graphdef, params, rest = nnx.split(model, nnx.Param, ...)
+
+            def loss(params, rest, graphdef=graphdef, batch=batch, edge_mask=edge_mask):
+                model = nnx.merge(graphdef, params, rest, copy=True)
+                nodes, pooled = model(batch, edge_mask=edge_mask)
+                return jnp.sum(jnp.sin(pooled)) + jnp.sum(nodes**2), pooled
+
+            (value, pooled), grads = jax.jit(jax.value_and_grad(loss, has_aux=True))(params, rest)
+            out[slabs] = value, pooled, grads
+        np.testing.assert_allclose(out[True][0], out[False][0], rtol=1e-5)
+        np.testing.assert_allclose(out[True][1], out[False][1], rtol=1e-4, atol=1e-4)
+        for a, b in zip(jax.tree.leaves(out[True][2]), jax.tree.leaves(out[False][2]), strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-4 * max(np.abs(b).max(), 1.0))
+    layer = GINLayer(9, 4, rngs=nnx.Rngs(0))
+    pattern = edge_pattern(plain.senders, plain.receivers, 256)
+    with pytest.raises(ValueError, match="`edge_mask` or `adjacency`"):
+        layer(plain.nodes, plain, edge_mask=edge_mask[:512], adjacency=pattern)
+    with pytest.raises(ValueError, match="`slabs` must be True or False, got 'on'"):
+        GIN(9, width=4, depth=1, slabs="on", rngs=nnx.Rngs(0))

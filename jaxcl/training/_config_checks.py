@@ -94,6 +94,7 @@ CHECKS = {
     "model.embed_dim": _positive_int,
     "model.encoder_out_dim": _positive_int,
     "model.gin_kernel_init": lambda p, v: _choice(p, v, ("lecun_normal", "glorot_uniform")),
+    "model.gin_sparse_layout": lambda p, v: _choice(p, v, ("auto", "on", "off")),
     "optim.schedule": lambda p, v: _choice(p, v, optim.SCHEDULES),
     "optim.lr": _positive,
     "optim.weight_decay": _nonnegative,
