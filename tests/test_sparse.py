@@ -214,6 +214,17 @@ def test_edge_pattern_holds_the_worst_case_layouts_and_equals_the_host_pattern()
         np.testing.assert_array_equal(pattern.todense(), host.todense())
 
 
+def test_edge_pattern_slabs_follow_the_mean_degree_by_default():
+    """Default slab width: the power of two at most edges / nodes, in [1, 8]."""
+    for n, e, width in ((10, 5, 1), (10, 20, 2), (10, 39, 2), (10, 40, 4), (4, 400, 8)):
+        senders, receivers = _random_edges(np.random.default_rng(e), n, e, sort=True)
+        pattern = edge_pattern(senders, receivers, n, sorted_receivers=True)
+        assert pattern.by_row.indices.shape[1] == pattern.by_col.indices.shape[1] == width
+        np.testing.assert_array_equal(
+            pattern.todense(), _dense_of(senders, receivers, np.ones(e, bool), np.ones(e), n)
+        )
+
+
 def test_edge_pattern_without_room_for_a_packed_sort_key_sorts_pairs():
     """(N + 1) * E above int32's range: the transpose is ordered by an argsort instead."""
     rng = np.random.default_rng(5)

@@ -3,10 +3,11 @@ m-Mix epoch relative to its base method (MVGRL) on Cora and Citeseer, and on IMD
 
 Part 1, the mixing step: value and gradient (with respect to ``z``, ``p_m``, ``p_n``) of
 ``sum(mp_mix(z, p_m, p_n, ...))`` for ``z`` of ``N x dim`` (``N`` = 2,708, Cora's size, and
-20,000, Pubmed's order; ``dim`` 512). Three paths: ``dense`` (one ``N x N`` block, -op),
-``blocked`` (-op in row blocks of ``--block-size``, recomputed in the backward pass) and
-``wp`` (neighbours only: a random symmetric graph with Cora's mean in-degree, 3.9, sparse over
-its edges). Memory is what XLA plans for the compiled function: its temporaries
+20,000, Pubmed's order; ``dim`` 512). Four paths: ``dense`` (one ``N x N`` block, -op),
+``blocked`` (-op in row blocks of ``--block-size``, recomputed in the backward pass), ``wp``
+(neighbours only: a random symmetric graph with Cora's mean in-degree, 3.9, sparse over its
+edges) and ``wp_slabs`` (the same edges laid out as slabs: ``mp_mix(..., slabs=True)``).
+Memory is what XLA plans for the compiled function: its temporaries
 (``memory_analysis().temp_size_in_bytes``), arguments and outputs apart. Time is the median
 of ``--repeats`` calls after one warm-up, each waited for. A path whose planned temporaries
 exceed ``--max-run-gib`` is compiled (its plan reported) but not run.
@@ -121,6 +122,9 @@ def mixing_step(args) -> list[dict]:
             "dense": dict(),
             "blocked": dict(block_size=args.block_size),
             "wp": dict(senders=jnp.asarray(senders), receivers=jnp.asarray(receivers)),
+            "wp_slabs": dict(
+                senders=jnp.asarray(senders), receivers=jnp.asarray(receivers), slabs=True
+            ),
         }
         for path, kw in paths.items():
 
@@ -130,7 +134,7 @@ def mixing_step(args) -> list[dict]:
             grad = jax.jit(jax.value_and_grad(loss, argnums=(0, 1, 2)))
             compiled = grad.lower(z, p_m, p_n).compile()
             mem = _common.xla_memory(compiled)
-            row = {"n": n, "path": path, "edges": int(senders.size) if path == "wp" else None}
+            row = {"n": n, "path": path, "edges": int(senders.size) if "senders" in kw else None}
             row.update(mem or {})
             temp_gib = (mem or {}).get("temp_bytes", 0) / 2**30
             if temp_gib > args.max_run_gib:
@@ -276,7 +280,7 @@ def draw(record: dict, path: pathlib.Path) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     mix = record["mixing_step"]
     sizes = sorted({r["n"] for r in mix})
-    for path_name, marker in (("dense", "o"), ("blocked", "s"), ("wp", "^")):
+    for path_name, marker in (("dense", "o"), ("blocked", "s"), ("wp", "^"), ("wp_slabs", "v")):
         pts = [r for r in mix if r["path"] == path_name]
         axes[0].plot(
             [r["n"] for r in pts],

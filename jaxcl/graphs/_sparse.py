@@ -348,6 +348,12 @@ def _max_slabs(num_edges: int, num_rows: int, slab_width: int) -> int:
     return max((num_edges + (slab_width - 1) * min(num_rows, num_edges)) // slab_width, 1)
 
 
+def _default_slab_width(num_edges: int, num_nodes: int) -> int:
+    """The power of two at most the mean edges per node, in [1, 8]."""
+    mean = num_edges / max(num_nodes, 1)
+    return int(min(8, 2 ** int(np.floor(np.log2(max(mean, 1.0))))))
+
+
 def _traced_slabs(rows, cols, keep, num_rows: int, slab_width: int, num_slabs: int, presorted):
     """:func:`_slabs` under ``jit``: the entries where ``keep`` grouped by row into
     ``num_slabs`` slabs (the unused ones empty, attached to the last row)."""
@@ -402,7 +408,7 @@ def edge_pattern(
     *,
     edge_mask=None,
     sorted_receivers: bool = False,
-    slab_width: int = 8,
+    slab_width: int | None = None,
 ) -> SparseMatrix:
     """:func:`adjacency_pattern` under ``jit``: the pattern of a padded batch's edges.
 
@@ -423,9 +429,12 @@ def edge_pattern(
       edge_mask: optional bool ``[num_edges]``: the edges to keep (default all).
       sorted_receivers: ``receivers`` is non-decreasing (every :mod:`jaxcl.graphs` batch),
         which skips one of the two sorts; wrong results may follow if it is set otherwise.
-      slab_width: entries per slab (8: the fastest of 4-32 for the case above). Each
-        layout holds the most slabs the edges can need (at most ``num_edges / slab_width +
-        num_nodes``), so its shapes depend only on the padded shapes.
+      slab_width: entries per slab; default the power of two at most the mean number of
+        edges per node (``num_edges / num_nodes``, from the padded shapes), between 1 and 8
+        (8: the fastest of 4-32 for the case above; a narrower slab wastes fewer slots on
+        sparse graphs). Each layout holds the most slabs the edges can need (at most
+        ``num_edges / slab_width + num_nodes``), so its shapes depend only on the padded
+        shapes.
 
     Returns:
       A :class:`SparseMatrix` of shape ``(num_nodes, num_nodes)`` with ``nnz = num_edges``
@@ -445,6 +454,8 @@ def edge_pattern(
             f"{fn}: `senders` and `receivers` must be 1-D of one length (one graph or one "
             f"unstacked batch), got shapes {senders.shape} and {receivers.shape}"
         )
+    if slab_width is None and isinstance(num_nodes, (int, np.integer)) and num_nodes > 0:
+        slab_width = _default_slab_width(int(senders.shape[0]), int(num_nodes))
     for name, value in (("num_nodes", num_nodes), ("slab_width", slab_width)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise ValueError(f"{fn}: `{name}` must be a positive int, got {value!r}")
