@@ -414,8 +414,9 @@ def edge_pattern(
 
     Built on the device from the (traced) edge arrays, so that a batch of graphs, whose
     structure changes every step, can propagate through sparse slab products instead of a
-    gather of ``[num_edges, d]`` messages and a segment sum (on CPU, a 4-layer GCN of width
-    512 over IMDB-BINARY batches of 64 graphs: forward and backward 3x faster). Entry ``e``
+    gather of ``[num_edges, d]`` messages and a segment sum (on 2 CPU cores, MVGRL's graph
+    pretraining on IMDB-BINARY, 4 GCN layers of 512 per view: 308 graphs/s instead of 185,
+    ``experiments/benchmarks/mmix_graph_benchmark.py``). Entry ``e``
     is edge ``e`` (``senders[e] -> receivers[e]``, receivers as rows), as in
     :func:`adjacency_pattern`: ``pattern.with_values(coef)`` gives the propagation matrix,
     and :class:`jaxcl.models.GCN` takes it as ``adjacency=``. Edges where ``edge_mask`` is

@@ -185,8 +185,8 @@ class MVGRLGraph(_TwoViews):
     out as slabs under ``jit`` (:func:`jaxcl.graphs.edge_pattern`, sparse products), ``'off'``
     by per-edge gathers and segment sums, ``'auto'`` (the default) ``'on'`` on CPU and
     ``'off'`` on accelerators (not measured there). Both compute the same function up to
-    float32 rounding; on 2 CPU cores an IMDB-BINARY step of this model (4 x 512, batch 64)
-    takes 220 ms instead of 380.
+    float32 rounding; on 2 CPU cores this model (4 x 512, batch 64) pretrains on IMDB-BINARY
+    at 308 graphs/s instead of 185 (``experiments/benchmarks/mmix_graph_benchmark.py``).
 
     Differences from the official code (kavehhassani/mvgrl ``graph/train.py``): the heads
     use ReLU (this project's InfoGraph ``FeedForward``) where MVGRL's use PReLU; the JSD
