@@ -18,9 +18,10 @@ SVM after the last epoch; mean ± sample std): 81.7 ± 1.1 (81.4, 80.8, 82.9); p
 5) 89.7 ± 0.8. Commit 32b4585, 2-core CPU, 3 min 32 s for the three. Other data: PTC_MR
 (``:ptc_mr,cpu``) 58.0 ± 1.2 (59.3, 57.9, 57.0), paper 62.8 ± 1.0, commit 2bd635b, 7 min for
 the three, on cores shared with other runs; IMDB-BINARY (``:imdb_binary,cpu``; degree features
-either way, so this number stands) 74.0 ± 0.6 (74.4, 73.6), paper 73.8 ± 0.4, commit cc68416, 2
-of the 3 pretrainings finished in the session, on cores shared with other runs. IMDB-MULTI: not
-run.
+either way, so this number stands) 73.3 ± 1.3 (74.4, 73.6, 71.9), paper 73.8 ± 0.4: the first
+two at commit cc68416 on cores shared with other runs, the third (``--config.seed=2
+--config.repeats=1``) at 4c9c235 with the slab layout, quiet cores, 10 min 24 s (7.7 of them
+the SVM search). IMDB-MULTI: not run.
 
 Table 6 (graph-edit triplets, triplet accuracy / pair AUC at n = 10, 15, 20, 50; commit
 eaaaf30, cores shared with other runs; README's m-Mix section): synthetic COIL-DEL
