@@ -341,3 +341,27 @@ def test_gin_through_slabs_equals_gin_through_gathers(mutag):
         layer(plain.nodes, plain, edge_mask=edge_mask[:512], adjacency=pattern)
     with pytest.raises(ValueError, match="`slabs` must be True or False, got 'on'"):
         GIN(9, width=4, depth=1, slabs="on", rngs=nnx.Rngs(0))
+
+
+def test_gin_slabs_on_a_batch_sharded_over_eight_devices_equal_the_unstacked_batch(mutag):
+    """The slab patterns built per sub-batch inside a jit whose batch is sharded over the 8
+    (fake CPU) devices: the same node states and graph embeddings as one device's batch."""
+    from jaxcl import training
+
+    mesh = training.make_mesh(8)  # the trainer's mesh (axes of automatic sharding)
+    batcher = GraphBatcher(mutag, 64, num_shards=8, seed=0)
+    indices = batcher.batch_indices(0)[0]
+    sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("data"))
+    sharded = jax.device_put(list(batcher.epoch(0))[0], sharding)
+    unstacked = batch_graphs([mutag.graphs[i] for i in indices])
+    out = {}
+    for name, batch in (("sharded", sharded), ("one", unstacked)):
+        model = GIN(9, width=16, depth=3, slabs=True, rngs=nnx.Rngs(7))
+        with jax.set_mesh(mesh):
+            (nodes, pooled), _ = _call(model, batch)
+        out[name] = np.asarray(nodes)[np.asarray(padding_masks(batch).nodes)], np.asarray(pooled)
+    np.testing.assert_allclose(out["sharded"][0], out["one"][0], rtol=1e-4, atol=1e-4)
+    rows = batcher.graph_rows(indices)
+    np.testing.assert_allclose(
+        out["sharded"][1][rows], out["one"][1][: len(indices)], rtol=1e-4, atol=1e-4
+    )

@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxcl import _checks as checks
-from jaxcl.graphs import edge_dots
+from jaxcl._edge_slabs import edge_dots
 from jaxcl.mixers import _mmix_paths as _paths
 from jaxcl.mixers._common import compute_dtype, row_mask, unit_rows
 

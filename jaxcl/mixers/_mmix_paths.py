@@ -7,7 +7,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from jaxcl import graphs
+from jaxcl._edge_slabs import edge_pattern
+from jaxcl._slabs import sparse_matmul
 
 # -- the weighting rules, over a "row" of candidate partners ------------------------------
 #
@@ -120,7 +121,7 @@ def mix_sparse(
         valid &= edge_mask
     if where is not None:
         valid &= where[senders] & where[receivers]
-    pattern = graphs.edge_pattern(senders, receivers, n, edge_mask=valid) if slabs else None
+    pattern = edge_pattern(senders, receivers, n, edge_mask=valid) if slabs else None
     sim = pair_sim(receivers, senders, pattern)
     if threshold is not None:
         valid &= sim >= threshold
@@ -129,7 +130,7 @@ def mix_sparse(
     if where is not None:
         w_self = jnp.where(where, w_self, 1.0)
     if slabs:
-        mixed = graphs.sparse_matmul(pattern.with_values(w.astype(jnp.float32)), z)
+        mixed = sparse_matmul(pattern.with_values(w.astype(jnp.float32)), z)
     else:
         mixed = jax.ops.segment_sum(w[:, None] * z[senders], receivers, n)
     return mixed + w_self[:, None] * z
