@@ -150,6 +150,9 @@ class GIN(nnx.Module):
         (:func:`~jaxcl.graphs.edge_pattern`, built once per call for all layers) instead of
         gathering ``[n_edge, width]`` messages and segment-summing them; the same function
         up to float32 rounding (on CPU the faster of the two, see ``gin_benchmark.py``).
+        Tested on stacked batches sharded over a mesh of automatic axes (the trainer's);
+        under a mesh of explicit axes (``jax.make_mesh``'s default) the pattern's search
+        and gathers cannot resolve their shardings: keep ``slabs=False`` there.
       rngs: ``nnx.Rngs`` for the initial weights.
 
     Example:
