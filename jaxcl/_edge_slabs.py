@@ -5,7 +5,6 @@ the subpackages so that the mixers (m-Mix's -wp path) can use them too."""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 
 import jax
@@ -17,7 +16,6 @@ from jaxcl._slabs import (
     SparseMatrix,
     _float0_like,
     _slab_product,
-    _take_rows,
     _value_grad,
 )
 
@@ -167,23 +165,22 @@ def _edge_values(slabs: Slabs, slots: jax.Array, num_edges: int) -> jax.Array:
     return out[:num_edges]
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(2,))
-def _edge_dots(by_row: Slabs, by_col: Slabs, shape: tuple[int, int], a, b):
+@functools.partial(jax.custom_vjp, nondiff_argnums=(2, 3))
+def _edge_dots(by_row: Slabs, by_col: Slabs, shape: tuple[int, int], nnz: int, a, b):
     return _value_grad(by_row, b, a)
 
 
-def _edge_dots_fwd(by_row, by_col, shape, a, b):
-    return _edge_dots(by_row, by_col, shape, a, b), (by_row, by_col, a, b)
+def _edge_dots_fwd(by_row, by_col, shape, nnz, a, b):
+    return _edge_dots(by_row, by_col, shape, nnz, a, b), (by_row, by_col, a, b)
 
 
-def _edge_dots_bwd(shape, res, g):
+def _edge_dots_bwd(shape, nnz, res, g):
     r, c, a, b = res
-    edges = _edge_values(r, g, r.entries.size)
-    padded = jnp.concatenate([edges, jnp.zeros((1,), edges.dtype)])
-    r_g = dataclasses.replace(r, values=_take_rows(padded, jnp.minimum(r.entries, edges.size)))
-    c_g = dataclasses.replace(c, values=_take_rows(padded, jnp.minimum(c.entries, edges.size)))
-    d_a = _slab_product(r_g, shape[0], b).astype(a.dtype)  # sum_j g_ij b_j
-    d_b = _slab_product(c_g, shape[1], a).astype(b.dtype)  # sum_i g_ij a_i
+    # The slots' cotangents back in edge order, then into both layouts: the matrix G.
+    m = SparseMatrix(by_row=r, by_col=c, shape=shape, nnz=nnz)
+    m = m.with_values(_edge_values(r, g, nnz))
+    d_a = _slab_product(m.by_row, shape[0], b).astype(a.dtype)  # sum_j g_ij b_j
+    d_b = _slab_product(m.by_col, shape[1], a).astype(b.dtype)  # sum_i g_ij a_i
     ints = lambda s: dict(  # noqa: E731
         indices=_float0_like(s.indices), rows=_float0_like(s.rows), entries=_float0_like(s.entries)
     )
@@ -233,6 +230,6 @@ def edge_dots(pattern: SparseMatrix, a, b) -> jax.Array:
     if not jnp.issubdtype(dtype, jnp.floating):
         raise ValueError(f"edge_dots: `a` and `b` must be floating, got {a.dtype} and {b.dtype}")
     slots = _edge_dots(
-        pattern.by_row, pattern.by_col, pattern.shape, a.astype(dtype), b.astype(dtype)
+        pattern.by_row, pattern.by_col, pattern.shape, pattern.nnz, a.astype(dtype), b.astype(dtype)
     )
     return _edge_values(pattern.by_row, slots.astype(dtype), pattern.nnz)

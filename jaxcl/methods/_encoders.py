@@ -63,6 +63,13 @@ def _mlp(m, spec, rngs):
     return enc, m.encoder_width
 
 
+def slab_layout_on(choice: str) -> bool:
+    """Whether a ``'auto'`` / ``'on'`` / ``'off'`` sparse-layout setting asks for the slab
+    path (:func:`jaxcl.graphs.edge_pattern`): ``'auto'`` is on on CPU, where it was
+    measured faster, and off on accelerators, where it was not measured."""
+    return choice == "on" or (choice == "auto" and jax.default_backend() == "cpu")
+
+
 _GIN_INITS = {"glorot_uniform": nnx.initializers.glorot_uniform, "lecun_normal": None}
 
 
@@ -78,13 +85,12 @@ def _gin(m, spec, rngs):
             f"{sorted(_GIN_INITS)}"
         )
     init = _GIN_INITS[m.gin_kernel_init]
-    layout = m.gin_sparse_layout
     enc = models.GINGraphEncoder(
         spec.num_features,
         width=m.encoder_width,
         depth=m.encoder_depth,
         kernel_init=None if init is None else init(),
-        slabs=layout == "on" or (layout == "auto" and jax.default_backend() == "cpu"),
+        slabs=slab_layout_on(m.gin_sparse_layout),
         rngs=rngs,
     )
     return enc, enc.out_features

@@ -14,6 +14,7 @@ from jaxcl import graphs, losses, models
 from jaxcl.data import GraphDataset
 from jaxcl.data._graph_types import trusted_graph
 from jaxcl.methods._base import Method, check_choice, register
+from jaxcl.methods._encoders import slab_layout_on
 from jaxcl.methods._mmix import (
     EVAL_FEATURES,
     EVAL_KEY,
@@ -135,8 +136,7 @@ class _TwoViews(Method):
     @property
     def slabs(self) -> bool:
         """Whether ``sparse_layout`` (``'auto'``: on CPU) asks for slab propagation."""
-        choice = self.hp.sparse_layout
-        return choice == "on" or (choice == "auto" and jax.default_backend() == "cpu")
+        return slab_layout_on(self.hp.sparse_layout)
 
     # The largest graph of the data set (set by graph_dataset, which the task calls before
     # any step): the per-graph layout of m-Mix's node objective.

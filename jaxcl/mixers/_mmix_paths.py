@@ -130,7 +130,7 @@ def mix_sparse(
     if where is not None:
         w_self = jnp.where(where, w_self, 1.0)
     if slabs:
-        mixed = sparse_matmul(pattern.with_values(w.astype(jnp.float32)), z)
+        mixed = sparse_matmul(pattern.with_values(w), z)
     else:
         mixed = jax.ops.segment_sum(w[:, None] * z[senders], receivers, n)
     return mixed + w_self[:, None] * z
