@@ -9,6 +9,7 @@ from jaxcl.models._alexnet import (
     FeatureGenerator,
     MultiViewModel,
 )
+from jaxcl.models._conv import conv_general_dilated
 from jaxcl.models._feedforward import FeedForward, InfoGraphModel
 from jaxcl.models._gcn import GCN, GCNLayer, grace_encoder
 from jaxcl.models._gin import GIN, GINGraphEncoder, GINLayer
@@ -38,6 +39,7 @@ __all__ = [
     "BasicBlock",
     "Bottleneck",
     "ResNet",
+    "conv_general_dilated",
     "COMPUTE_DTYPES",
     "Bilinear",
     "DenseGCN",

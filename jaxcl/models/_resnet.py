@@ -24,6 +24,7 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
+from jaxcl.models._conv import conv_general_dilated
 from jaxcl.models._mlp import BN_MOMENTUM
 
 STAGES = {
@@ -45,6 +46,7 @@ def _conv(cin, cout, size, stride, rngs):
         padding=((pad, pad), (pad, pad)),  # symmetric, as PyTorch (flax's SAME is not at stride 2)
         use_bias=False,
         kernel_init=nnx.initializers.variance_scaling(2.0, "fan_out", "normal"),
+        conv_general_dilated=conv_general_dilated,  # see jaxcl.models._conv
         rngs=rngs,
     )
 
@@ -121,6 +123,11 @@ class ResNet(nnx.Module):
       stem: ``'imagenet'`` or ``'cifar'`` (see the module's docstring).
       zero_init_residual: start the last batch norm of every block at scale 0, so that each
         block begins as its shortcut (Goyal et al., 2017; torchvision's option).
+      cpu_gradient_barrier: on CPU, compute the convolutions' kernel gradients through
+        :func:`jaxcl.models.conv_general_dilated` (the same values, faster: see
+        ``simclr_step_benchmark.py`` in the README), which rules out forward-mode
+        differentiation (``jax.jvp``) through the model there; ``False`` for plain
+        ``jax.lax.conv_general_dilated``. No effect on accelerators.
       rngs: ``nnx.Rngs`` for the initial weights.
 
     Attributes:
@@ -143,6 +150,7 @@ class ResNet(nnx.Module):
         base_width: int | None = None,
         stem: str = "imagenet",
         zero_init_residual: bool = False,
+        cpu_gradient_barrier: bool = True,
         rngs: nnx.Rngs,
     ):
         if depth not in STAGES:
@@ -156,6 +164,10 @@ class ResNet(nnx.Module):
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"ResNet: `{name}` must be a positive int, got {value!r}")
+        if not isinstance(cpu_gradient_barrier, bool):
+            raise ValueError(
+                f"ResNet: `cpu_gradient_barrier` must be a bool, got {cpu_gradient_barrier!r}"
+            )
         base = 64 * width_multiplier if base_width is None else base_width
         kind, blocks = STAGES[depth]
         block_cls = BasicBlock if kind == "basic" else Bottleneck
@@ -174,6 +186,10 @@ class ResNet(nnx.Module):
                 cin = width * block_cls.expansion
         self.blocks = nnx.List(layers)
         self.features = cin
+        if not cpu_gradient_barrier:
+            for _, module in nnx.iter_modules(self):
+                if isinstance(module, nnx.Conv):
+                    module.conv_general_dilated = jax.lax.conv_general_dilated
 
     def __call__(self, x: jax.Array) -> jax.Array:
         if x.ndim != 4:
