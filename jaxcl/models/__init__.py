@@ -28,6 +28,7 @@ from jaxcl.models._node_heads import (
     MVGRLModel,
     torch_linear,
 )
+from jaxcl.models._pool import max_pool
 from jaxcl.models._precision import COMPUTE_DTYPES, set_compute_dtype
 from jaxcl.models._resnet import BasicBlock, Bottleneck, ResNet
 
@@ -40,6 +41,7 @@ __all__ = [
     "Bottleneck",
     "ResNet",
     "conv_general_dilated",
+    "max_pool",
     "COMPUTE_DTYPES",
     "Bilinear",
     "DenseGCN",

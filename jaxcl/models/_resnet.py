@@ -26,6 +26,7 @@ from flax import nnx
 
 from jaxcl.models._conv import conv_general_dilated
 from jaxcl.models._mlp import BN_MOMENTUM
+from jaxcl.models._pool import max_pool
 
 STAGES = {
     18: ("basic", (2, 2, 2, 2)),
@@ -196,7 +197,7 @@ class ResNet(nnx.Module):
             raise ValueError(f"ResNet: input must be images [batch, H, W, C], got {x.shape}")
         x = jax.nn.relu(self.norm(self.conv(x)))
         if self.stem == "imagenet":
-            x = nnx.max_pool(x, (3, 3), strides=(2, 2), padding=((1, 1), (1, 1)))
+            x = max_pool(x, (3, 3), (2, 2), ((1, 1), (1, 1)))  # nnx.max_pool's values
         for block in self.blocks:
             x = block(x)
         return jnp.mean(x, axis=(1, 2))
