@@ -143,7 +143,7 @@ def test_resnet_uses_it_unless_told_not_to():
     assert all(m.conv_general_dilated is lax.conv_general_dilated for m in plain)
     (v1, g1), (v0, g0) = loss_and_grads(with_barrier), loss_and_grads(without)
     assert float(v1) == float(v0)
-    for a, b in zip(jax.tree.leaves(g1), jax.tree.leaves(g0)):
+    for a, b in zip(jax.tree.leaves(g1), jax.tree.leaves(g0), strict=True):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
 
     # the documented price: no forward mode through the barriered model on CPU

@@ -3,15 +3,16 @@
 ``flax.nnx.max_pool`` is ``lax.reduce_window``, whose gradient JAX computes with
 ``select_and_scatter_add``. XLA:CPU emits both as generic loops over windows (the backward
 one with index arithmetic and a scatter), slow enough that max pooling's backward pass was
-about a third of MetAug's step on CPU (README, ``metaug_benchmark.py``). Here a ``k x k`` window of stride ``s`` is ``k^2`` strided slices of the (padded) input and an
-elementwise maximum, which XLA fuses into one pass; the position of each window's maximum
-(the first in row-major window order, as ``select_and_scatter_add`` picks it among ties) is
-kept as one small integer per output (materialised behind a conditional on CPU, as in
+about a third of MetAug's step on CPU (README, ``metaug_benchmark.py``). Here a ``k x k``
+window of stride ``s`` is ``k^2`` strided slices of the (padded) input and an elementwise
+maximum, which XLA fuses into one pass; the position of each window's maximum (the first in
+row-major window order, as ``select_and_scatter_add`` picks it among ties) is kept as one
+small integer per output (materialised behind a conditional on CPU, as in
 :mod:`jaxcl.models._conv`, so that the backward pass reads it rather than recomputing the
-window), and the tangent of the output is the tangent of the
-input at that position. That rule is a ``custom_jvp``, so forward and reverse mode (to any
-order) both work, and the backward pass (JAX's transpose of the rule) is ``k^2`` masked,
-interior-padded copies of the output's cotangent summed in one fusion, with no scatter.
+window), and the tangent of the output is the tangent of the input at that position. That
+rule is a ``custom_jvp``, so forward and reverse mode (to any order) both work, and the
+backward pass (JAX's transpose of the rule) is ``k^2`` masked, interior-padded copies of the
+output's cotangent summed in one fusion, with no scatter.
 
 Values and gradients equal ``flax.nnx.max_pool``'s, ties included; where a window holds a
 NaN the output is NaN (as ``reduce_window``'s) and no input of that window receives a
@@ -117,9 +118,7 @@ def max_pool(
             )
     padded = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape[1:3], pads, strict=True))
     if any(n < k for n, k in zip(padded, window, strict=True)):
-        raise ValueError(
-            f"{fn}: the window {window} is larger than the padded input {padded}"
-        )
+        raise ValueError(f"{fn}: the window {window} is larger than the padded input {padded}")
     if any(lo or hi for lo, hi in pads):
         x = jnp.pad(x, ((0, 0), *pads, (0, 0)), constant_values=-jnp.inf)
     return _max_pool_padded(x, window, strides)
