@@ -69,8 +69,16 @@ MetAug's step: 2.25x the plain step on ``cpu`` (2.62x only OUCL's), 2.81x on ``c
 2.7x the plain step's in both. Its 5 cifar10 steps are noisy (4.6 s falling to 3.2 s); 15
 after 3 (load 4.0-4.7): 3302 vs 1384 ms, 2.39x. Peak RSS of the whole cifar10 run (all four
 steps in one process) 3.84 GiB. ~35% of XLA:CPU's time in
-both steps is max pooling's backward (select-and-scatter expanded into iotas, a variadic
-reduce-window and a scatter; profile of the cpu setting).
+both steps was max pooling's backward (select-and-scatter expanded into iotas, a variadic
+reduce-window and a scatter; profile of the cpu setting), until AlexNet pooled through
+``jaxcl.models.max_pool``. On 2 cores of an Intel Xeon, cpu setting, 2026-11-26, quiet cores
+(``results/metaug_benchmark.json`` holds the second run):
+
+                     commit 2338eb7 (nnx.max_pool)   commit 8b4ef40 (jaxcl max_pool)
+    split_simclr              55.5 (3.4)                      36.3 (1.0)
+    metaug_oucl               56.7 (1.8)                      35.8 (0.6)
+    metaug_plain              68.8 (1.9)                      55.3 (1.6)
+    metaug                   151.1 (2.7)  2.20x              130.0 (2.3)  2.35x
 """
 
 from __future__ import annotations
