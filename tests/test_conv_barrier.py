@@ -159,3 +159,26 @@ def test_resnet_uses_it_unless_told_not_to():
 def test_resnet_rejects_a_non_bool_barrier():
     with pytest.raises(ValueError, match="cpu_gradient_barrier.*got 'yes'"):
         models.ResNet(18, cpu_gradient_barrier="yes", rngs=nnx.Rngs(0))
+
+
+@pytest.mark.skipif(jax.device_count() < 2, reason="needs several (fake) devices")
+def test_resnet_gradients_with_the_batch_sharded_equal_one_devices():
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    n = jax.device_count()
+    model = models.ResNet(18, stem="cifar", base_width=8, rngs=nnx.Rngs(0))
+    graphdef, params, rest = nnx.split(model, nnx.Param, ...)
+    x = jax.random.normal(jax.random.key(0), (2 * n, 16, 16, 3))
+
+    def loss(params, x):
+        m = nnx.merge(graphdef, params, rest, copy=True)
+        return jnp.sum(jnp.tanh(m(x)))
+
+    grad = jax.jit(jax.value_and_grad(loss))
+    v1, g1 = grad(params, x)
+    mesh = jax.make_mesh((n,), ("data",))
+    vn, gn = grad(params, jax.device_put(x, NamedSharding(mesh, P("data"))))
+    np.testing.assert_allclose(float(vn), float(v1), rtol=1e-5)
+    for a, b in zip(jax.tree.leaves(gn), jax.tree.leaves(g1), strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5)
