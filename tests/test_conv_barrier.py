@@ -177,8 +177,12 @@ def test_resnet_gradients_with_the_batch_sharded_equal_one_devices():
 
     grad = jax.jit(jax.value_and_grad(loss))
     v1, g1 = grad(params, x)
-    mesh = jax.make_mesh((n,), ("data",))
+    # an Auto mesh, as the trainer's (under Explicit axes JAX asks convolutions' gradients
+    # for an out_sharding, with or without the barrier)
+    mesh = jax.make_mesh((n,), ("data",), axis_types=(jax.sharding.AxisType.Auto,))
     vn, gn = grad(params, jax.device_put(x, NamedSharding(mesh, P("data"))))
     np.testing.assert_allclose(float(vn), float(v1), rtol=1e-5)
     for a, b in zip(jax.tree.leaves(gn), jax.tree.leaves(g1), strict=True):
-        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5)
+        # sums over the batch in another order: compare each tensor as a whole
+        a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+        assert np.linalg.norm(a - b) <= 1e-4 * np.linalg.norm(b) + 1e-7, a.shape

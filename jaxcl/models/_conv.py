@@ -12,7 +12,8 @@ the transposes were half of ResNet-18's forward + backward time.
 
 :func:`conv_general_dilated` is ``jax.lax.conv_general_dilated`` with a custom VJP whose
 backward pass first passes the saved input through a ``lax.cond`` whose predicate XLA cannot
-fold (an integer ``i | ~i == -1``, true for every ``i``). A conditional is a fusion boundary
+fold (an integer ``i | ~i == -1``, true for every ``i``, with ``i`` the bits of the
+kernel's maximum). A conditional is a fusion boundary
 XLA:CPU keeps (``lax.optimization_barrier`` is expanded away before fusion on CPU), so the
 input is materialised by a contiguous fusion and the transpose is a plain one. Values and
 gradients are those of ``jax.lax.conv_general_dilated``; on other platforms the backward
@@ -42,8 +43,11 @@ def _materialised(x: jax.Array, token: jax.Array) -> jax.Array:
     return lax.cond(always, lambda v: v, jnp.zeros_like, x)
 
 
-def _barrier(x: jax.Array, g: jax.Array) -> jax.Array:
-    token = g.reshape(-1)[0] if g.size else jnp.zeros((), jnp.int32)
+def _barrier(x: jax.Array, source: jax.Array) -> jax.Array:
+    """``x`` behind the conditional on CPU, its predicate taken from the runtime values of
+    ``source`` (a small array: a reduction of it, not an element, so that it works whatever
+    the sharding of ``source``); ``x`` itself elsewhere."""
+    token = jnp.max(source) if source.size else jnp.zeros((), jnp.int32)
     return lax.platform_dependent(x, token, cpu=_materialised, default=lambda x, _: x)
 
 
@@ -95,7 +99,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
 
     def backward(saved, g):
         lhs, rhs = saved
-        return jax.vjp(conv, _barrier(lhs, g), rhs)[1](g)
+        return jax.vjp(conv, _barrier(lhs, rhs), rhs)[1](g)  # rhs: the (small) kernel
 
     barriered.defvjp(forward, backward)
     return barriered(lhs, rhs)

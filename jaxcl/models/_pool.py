@@ -66,7 +66,7 @@ def _max_pool_padded_jvp(window, strides, primals, tangents):
     first = jnp.full(y.shape, len(slices), jnp.int8 if len(slices) < 127 else jnp.int32)
     for k in reversed(range(len(slices))):
         first = jnp.where(slices[k] == y, jnp.asarray(k, first.dtype), first)
-    first = _barrier(first, y)
+    first = _barrier(first, first)
     t_slices = _window_slices(t, window, strides, out_hw)
     zero = jnp.zeros((), t.dtype)
     t_out = sum(jnp.where(first == k, tk, zero) for k, tk in enumerate(t_slices))
