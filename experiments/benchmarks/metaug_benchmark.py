@@ -74,11 +74,11 @@ reduce-window and a scatter; profile of the cpu setting), until AlexNet pooled t
 ``jaxcl.models.max_pool``. On 2 cores of an Intel Xeon, cpu setting, 2026-11-26, quiet cores
 (``results/metaug_benchmark.json`` holds the second run):
 
-                     commit 2338eb7 (nnx.max_pool)   commit 8b4ef40 (jaxcl max_pool)
-    split_simclr              55.5 (3.4)                      36.3 (1.0)
-    metaug_oucl               56.7 (1.8)                      35.8 (0.6)
-    metaug_plain              68.8 (1.9)                      55.3 (1.6)
-    metaug                   151.1 (2.7)  2.20x              130.0 (2.3)  2.35x
+                     commit 2338eb7 (nnx.max_pool)   commit eb5b896 (jaxcl max_pool)
+    split_simclr              55.5 (3.4)                      34.8 (0.9)
+    metaug_oucl               56.7 (1.8)                      35.7 (1.9)
+    metaug_plain              68.8 (1.9)                      54.7 (2.6)
+    metaug                   151.1 (2.7)  2.20x              127.3 (3.1)  2.33x
 """
 
 from __future__ import annotations
