@@ -6,19 +6,20 @@ dimension innermost, so layout assignment transposes the input from ``[B, H, W, 
 ``[C, H, W, B]``. Left alone, XLA also fuses the elementwise producers of the input (batch
 norm, ReLU and, through ResNet's shortcuts, those of earlier blocks) into that transpose and
 emits the fusion as a loop over the output that reads every input with a stride of
-``H W C`` elements: on a 2-core Intel Xeon the transpose of one ``[256, 32, 32, 64]`` float32
-activation then takes 160-870 ms, against 30 ms for a plain transpose of the same array, and
-the transposes were half of ResNet-18's forward + backward time.
+``H W C`` elements. In a ``jax.profiler`` trace of ResNet-18's forward + backward at batch 256
+on 2 Intel Xeon cores (an ad hoc script), such a transpose of one ``[256, 32, 32, 64]``
+float32 activation took 160-870 ms, against 30 ms for a plain transpose of the same array,
+and the transposes were half of the time (``simclr_step_benchmark.py`` measures the effect).
 
 :func:`conv_general_dilated` is ``jax.lax.conv_general_dilated`` with a custom VJP whose
 backward pass first passes the saved input through a ``lax.cond`` whose predicate XLA cannot
-fold (an integer ``i | ~i == -1``, true for every ``i``, with ``i`` the bits of the
-kernel's maximum). A conditional is a fusion boundary
-XLA:CPU keeps (``lax.optimization_barrier`` is expanded away before fusion on CPU), so the
-input is materialised by a contiguous fusion and the transpose is a plain one. Values and
-gradients are those of ``jax.lax.conv_general_dilated``; on other platforms the backward
-pass is the plain one (the barrier is chosen per platform at lowering), and where JAX's
-default backend is not the CPU the function *is* ``jax.lax.conv_general_dilated``.
+fold (an integer ``i | ~i == -1``, true for every ``i``, with ``i`` the bits of the kernel's
+maximum). A conditional is a fusion boundary that XLA:CPU keeps (``lax.optimization_barrier``
+is expanded away before fusion on CPU), so the input is materialised by a contiguous fusion
+and the transpose is a plain one. Values and gradients are those of
+``jax.lax.conv_general_dilated``; on other platforms the backward pass is the plain one (the
+barrier is chosen per platform at lowering), and where JAX's default backend is not the CPU
+the function *is* ``jax.lax.conv_general_dilated``.
 
 The price of a custom VJP: forward-mode differentiation (``jax.jvp``, ``jax.jacfwd``) of the
 function raises a ``TypeError``; reverse mode to any order works. Models that need forward
