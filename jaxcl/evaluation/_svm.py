@@ -8,10 +8,11 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxcl import _checks
-from jaxcl.evaluation import _inputs
+from jaxcl.evaluation import _inputs, _newton_svm
 from jaxcl.evaluation._kfold import fold_masks
 
 _C_GRID = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1000.0)
+_SOLVERS = ("liblinear", "newton")
 
 
 def svm_kfold_accuracy(
@@ -23,6 +24,7 @@ def svm_kfold_accuracy(
     inner_folds: int = 5,
     seed: int = 0,
     n_jobs: int | None = None,
+    solver: str = "liblinear",
 ) -> dict:
     """Stratified k-fold accuracy of a linear SVM whose C is chosen on the training folds.
 
@@ -36,6 +38,13 @@ def svm_kfold_accuracy(
     Runs on the host (scikit-learn); scikit-learn may warn that liblinear did not converge for
     large C on unscaled features, as it does in those codebases.
 
+    ``solver='newton'`` fits the same classifiers (same objective, one-vs-rest, bias column,
+    inner folds and choice among tied ``C``) by jaxcl's exact finite Newton method on the Gram
+    matrix of ``x``, computed once: where liblinear converges both give the same weights (to
+    about 1e-12 in the tests); where it stops at ``max_iter`` (large ``C`` on unscaled
+    features) ``'newton'`` still reaches the minimum, so the chosen ``C`` and the accuracies
+    can differ there. On m-Mix's IMDB-BINARY embeddings (1,000 x 512) it is ~8x faster.
+
     Args:
       x: ``[n, dim]`` frozen features (e.g. graph embeddings), host or jax array.
       y: ``[n]`` integer labels (any non-negative class indices).
@@ -44,7 +53,9 @@ def svm_kfold_accuracy(
       inner_folds: folds of the grid search inside each training set, between 2 and the
         smallest class count of any training set.
       seed: seed of the outer fold shuffle (``jaxcl.data.stratified_kfold``) and of liblinear.
-      n_jobs: passed to ``GridSearchCV``.
+      n_jobs: passed to ``GridSearchCV`` (``'liblinear'`` only).
+      solver: ``'liblinear'`` (scikit-learn's ``LinearSVC``, the published protocol's code) or
+        ``'newton'`` (the exact minimiser of the same objective, faster).
 
     Returns:
       ``{'mean', 'std', 'per_fold', 'best_c'}``: mean and (population) standard deviation of
@@ -76,6 +87,8 @@ def svm_kfold_accuracy(
     c_grid = tuple(_inputs.real(fn, "c_grid", c, allow_zero=False) for c in c_grid)
     inner_folds = _inputs.count(fn, "inner_folds", inner_folds)
     seed = _inputs.seed(fn, seed)
+    if solver not in _SOLVERS:
+        _checks.fail(fn, f"`solver` must be one of {_SOLVERS}, got {solver!r}")
 
     train_masks, test_masks = fold_masks(y, num_folds=num_folds, seed=seed)
     smallest = min(int(np.unique(y[m], return_counts=True)[1].min()) for m in train_masks)
@@ -86,6 +99,30 @@ def svm_kfold_accuracy(
             f"training set), got {inner_folds}",
         )
 
+    if solver == "newton":
+        g = _newton_svm.gram(x)
+        results = [
+            _newton_svm.grid_search_accuracy(
+                g, y, np.flatnonzero(train), np.flatnonzero(test), c_grid, inner_folds
+            )
+            for train, test in zip(train_masks, test_masks, strict=True)
+        ]
+        per_fold, best_c = [r[0] for r in results], [r[1] for r in results]
+    else:
+        per_fold, best_c = _liblinear(
+            x, y, train_masks, test_masks, c_grid, inner_folds, seed, n_jobs
+        )
+    accs = np.asarray(per_fold)
+    return {
+        "mean": float(accs.mean()),
+        "std": float(accs.std()),
+        "per_fold": per_fold,
+        "best_c": best_c,
+    }
+
+
+def _liblinear(x, y, train_masks, test_masks, c_grid, inner_folds, seed, n_jobs):
+    """Per-fold accuracies and chosen ``C`` of scikit-learn's grid search over ``LinearSVC``."""
     # Imported on first use so that `import jaxcl.evaluation` does not load scikit-learn's SVMs.
     from sklearn.model_selection import GridSearchCV
     from sklearn.svm import LinearSVC
@@ -102,10 +139,4 @@ def svm_kfold_accuracy(
         search.fit(x[train], y[train])
         per_fold.append(float(search.score(x[test], y[test])))
         best_c.append(float(search.best_params_["C"]))
-    accs = np.asarray(per_fold)
-    return {
-        "mean": float(accs.mean()),
-        "std": float(accs.std()),
-        "per_fold": per_fold,
-        "best_c": best_c,
-    }
+    return per_fold, best_c

@@ -132,6 +132,7 @@ CHECKS = {
     "eval.graph_linear_steps": _positive_int,
     "eval.graph_linear_lr": _positive,
     "eval.svm_jobs": _count_or_all,
+    "eval.svm_solver": lambda p, v: _choice(p, v, ("liblinear", "newton")),
     "eval.edit_nodes": _edit_sizes,
     "eval.edit_graphs": _positive_int,
     "eval.node_split": lambda p, v: _choice(p, v, ("random", "public")),
