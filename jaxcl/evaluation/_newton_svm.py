@@ -9,11 +9,15 @@ the squared hinge with an L2 penalty on the weights *and* the bias (``intercept_
 On unscaled embeddings its solver stops at ``max_iter=1000`` for the larger values of ``C``
 long before the minimum, which makes the graph protocol's grid search take minutes. ``P`` is
 strictly convex and piecewise quadratic, so Newton's method with an exact line search reaches
-its minimum in finitely many steps (Keerthi & DeCoste, JMLR 2005). Here every step is taken in
-the span of the training rows (the minimiser lies there): with ``I`` the rows whose margin is
-violated, the Newton point is ``w = X~_I^T a`` with ``(G_II + I / (2C)) a = y_I``, where
-``G = X~ X~^T`` is computed once for all folds, values of ``C`` and classes. One Cholesky
-factorisation of at most ``n x n`` per step, whatever the feature dimension.
+its minimum in finitely many steps (Keerthi & DeCoste, JMLR 2005). With ``I`` the rows whose
+margin is violated, the Newton point is the minimiser of the quadratic that ``P`` is on ``I``,
+
+    w = (I / (2C) + X~_I^T X~_I)^-1 X~_I^T y_I = X~_I^T (I / (2C) + G_II)^-1 y_I,
+
+solved in whichever of the two forms is smaller (``G = X~ X~^T``, the Gram matrix, computed once
+for all folds, values of ``C`` and classes): one Cholesky factorisation of size at most
+``min(|I|, dim + 1)`` per step. Steps and their line search are measured in ``w``'s space (not
+through ``G``, whose rounding can make a small step's length negative).
 """
 
 from __future__ import annotations
@@ -26,10 +30,10 @@ _MAX_STEPS = 200
 _TOL = 1e-10
 
 
-def gram(x: np.ndarray) -> np.ndarray:
-    """``X~ X~^T`` in float64 for ``X~ = [x, 1]`` (liblinear's bias column)."""
+def design(x: np.ndarray) -> np.ndarray:
+    """``X~ = [x, 1]`` in float64 (liblinear's bias column, ``intercept_scaling=1``)."""
     x = np.asarray(x, dtype=np.float64)
-    return x @ x.T + 1.0
+    return np.concatenate([x, np.ones((x.shape[0], 1))], axis=1)
 
 
 def _line_search(margin, yg, b, c, C) -> float:
@@ -67,74 +71,93 @@ def _line_search(margin, yg, b, c, C) -> float:
     return float(np.clip(root(margin - inside * yg > 0), left, right))
 
 
-def fit(g: np.ndarray, y: np.ndarray, C: float, beta: np.ndarray | None = None) -> np.ndarray:
-    """Coefficients ``beta`` (``w = X~^T beta``) minimising ``P`` on the rows of ``g``.
+def _solve_pos(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a^-1 b`` for a symmetric positive definite ``a`` (least squares if rounding made it
+    indefinite)."""
+    try:
+        return scipy.linalg.cho_solve(scipy.linalg.cho_factor(a, check_finite=False), b)
+    except np.linalg.LinAlgError:
+        return np.linalg.lstsq(a, b, rcond=None)[0]
+
+
+def newton_point(x1: np.ndarray, g: np.ndarray, y: np.ndarray, active: np.ndarray, C: float):
+    """The minimiser of ``1/2 |w|^2 + C sum_{i in active} (1 - y_i x~_i . w)^2``."""
+    idx = np.flatnonzero(active)
+    if idx.size == 0:
+        return np.zeros(x1.shape[1])
+    rows = x1[idx]
+    if idx.size <= x1.shape[1]:
+        sub = g[np.ix_(idx, idx)]
+        sub[np.diag_indices_from(sub)] += 0.5 / C
+        return rows.T @ _solve_pos(sub, y[idx])
+    a = rows.T @ rows
+    a[np.diag_indices_from(a)] += 0.5 / C
+    return _solve_pos(a, rows.T @ y[idx])
+
+
+def fit(
+    x1: np.ndarray, g: np.ndarray, y: np.ndarray, C: float, w: np.ndarray | None = None
+) -> np.ndarray:
+    """The weights (bias last) of ``LinearSVC(C)`` on one two-class problem: ``P``'s minimiser.
 
     Args:
-      g: ``[n, n]`` float64 Gram matrix of the training rows (``gram``).
+      x1: ``[n, dim + 1]`` training rows with the bias column (``design``).
+      g: ``[n, n]`` their Gram matrix ``x1 @ x1.T``.
       y: ``[n]`` labels in {-1, +1}.
       C: the penalty's weight, > 0.
-      beta: a starting point (e.g. the solution for a nearby ``C``); zeros by default.
+      w: a starting point (e.g. the solution for a nearby ``C``); zeros by default.
     """
-    n = y.shape[0]
-    beta = np.zeros(n) if beta is None else beta.copy()
-    f = g @ beta
+    w = np.zeros(x1.shape[1]) if w is None else w.copy()
+    f = x1 @ w
     for _ in range(_MAX_STEPS):
         margin = 1.0 - y * f
         active = margin > 0
-        newton = np.zeros(n)
-        idx = np.flatnonzero(active)
-        if idx.size:
-            sub = g[np.ix_(idx, idx)]
-            sub[np.diag_indices_from(sub)] += 0.5 / C
-            factor = scipy.linalg.cho_factor(sub, check_finite=False)
-            newton[idx] = scipy.linalg.cho_solve(factor, y[idx], check_finite=False)
-        delta = newton - beta
-        g_delta = g @ delta
-        b, c = float(f @ delta), float(delta @ g_delta)
-        if c <= _TOL**2 * max(1.0, float(f @ beta)):
-            break  # the Newton point is beta itself (to rounding): the minimum
-        t = _line_search(margin, y * g_delta, b, c, C)
+        step = newton_point(x1, g, y, active, C) - w
+        f_step = x1 @ step
+        b, c = float(w @ step), float(step @ step)
+        if c <= _TOL**2 * max(1.0, float(w @ w)):
+            break  # the Newton point is w itself (to rounding): the minimum
+        t = _line_search(margin, y * f_step, b, c, C)
         if t == 0.0:
             break  # no descent left along the Newton direction: the minimum, to rounding
-        beta += t * delta
-        f += t * g_delta
-        new_active = 1.0 - y * f > 0
-        if t == 1.0 and np.array_equal(new_active, active):
+        w += t * step
+        f += t * f_step
+        if t == 1.0 and np.array_equal(1.0 - y * f > 0, active):
             break  # the Newton point of an unchanged active set: the exact minimum
     else:
         raise RuntimeError(f"newton linear SVM: no convergence in {_MAX_STEPS} steps (C={C})")
-    return beta
+    return w
 
 
 def fit_predict(
-    g: np.ndarray, labels: np.ndarray, train: np.ndarray, test: np.ndarray, cs
+    x1: np.ndarray, g: np.ndarray, labels: np.ndarray, train: np.ndarray, test: np.ndarray, cs
 ) -> np.ndarray:
-    """``LinearSVC(C)`` for each ``C`` in ``cs`` trained on rows ``train`` of the Gram ``g``:
-    ``[len(cs), len(test)]`` predictions for rows ``test``.
+    """``LinearSVC(C)`` for each ``C`` in ``cs`` trained on rows ``train`` of ``x1`` (whose
+    Gram matrix is ``g``): ``[len(cs), len(test)]`` predictions for rows ``test``.
 
     One-vs-rest as liblinear: for two classes one problem (the larger label positive; a zero
     decision value predicts the smaller), else one per class and the largest decision value.
     Each ``C`` starts from the solution for the one before it (the minimiser is unique, so the
     start changes only how many steps it takes).
     """
-    g_train, g_test = g[np.ix_(train, train)], g[np.ix_(test, train)]
+    x_train, x_test, g_train = x1[train], x1[test], g[np.ix_(train, train)]
     y_train = labels[train]
     classes = np.unique(y_train)
     positives = classes[1:] if classes.size == 2 else classes
     scores = np.empty((len(cs), test.size, positives.size))
     for k, label in enumerate(positives):
         y_pm = np.where(y_train == label, 1.0, -1.0)
-        beta = None
+        w = None
         for i, C in enumerate(cs):
-            beta = fit(g_train, y_pm, C, beta)
-            scores[i, :, k] = g_test @ beta
+            w = fit(x_train, g_train, y_pm, C, w)
+            scores[i, :, k] = x_test @ w
     if classes.size == 2:
         return np.where(scores[..., 0] > 0, classes[1], classes[0])
     return classes[np.argmax(scores, axis=-1)]
 
 
 def grid_search_accuracy(
+    x1: np.ndarray,
     g: np.ndarray,
     labels: np.ndarray,
     train: np.ndarray,
@@ -155,10 +178,10 @@ def grid_search_accuracy(
     # [inner folds, C]: each fold's accuracy for every C, as GridSearchCV's split scores.
     scores = np.array(
         [
-            np.mean(fit_predict(g, labels, train[a], train[b], c_grid) == y_train[b], axis=1)
+            np.mean(fit_predict(x1, g, labels, train[a], train[b], c_grid) == y_train[b], axis=1)
             for a, b in inner
         ]
     )
     best = c_grid[int(np.argmax(scores.mean(axis=0)))]
-    refit = fit_predict(g, labels, train, test, [best])[0]
+    refit = fit_predict(x1, g, labels, train, test, [best])[0]
     return float(np.mean(refit == labels[test])), best

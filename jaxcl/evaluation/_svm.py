@@ -100,10 +100,11 @@ def svm_kfold_accuracy(
         )
 
     if solver == "newton":
-        g = _newton_svm.gram(x)
+        x1 = _newton_svm.design(x)
+        g = x1 @ x1.T
         results = [
             _newton_svm.grid_search_accuracy(
-                g, y, np.flatnonzero(train), np.flatnonzero(test), c_grid, inner_folds
+                x1, g, y, np.flatnonzero(train), np.flatnonzero(test), c_grid, inner_folds
             )
             for train, test in zip(train_masks, test_masks, strict=True)
         ]
