@@ -1,5 +1,8 @@
 """jaxcl's finite Newton linear SVM against scikit-learn's LinearSVC run to convergence."""
 
+import importlib.util
+import json
+import pathlib
 import warnings
 
 import numpy as np
@@ -13,6 +16,9 @@ from sklearn.svm import LinearSVC
 from jaxcl import evaluation, training
 from jaxcl.configs import mmix_graph
 from jaxcl.evaluation import _newton_svm
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+DATA = REPO.parent / "shared" / "data"
 
 
 def _converged_svc(C):
@@ -148,3 +154,26 @@ def test_config_svm_solver_is_checked_and_imdb_multi_uses_newton():
     config.eval.svm_solver = "cg"
     with pytest.raises(training.ConfigError, match="config.eval.svm_solver = 'cg'"):
         training.validate(config)
+
+
+def test_graph_run_scores_with_newton_and_rescore_script_reproduces_it(tmp_path):
+    config = mmix_graph.make("mo", "mutag,quick")
+    config.data.data_dir = str(DATA)
+    config.train.epochs = 1
+    config.eval.svm_solver = "newton"
+    results = training.train_and_evaluate(config, str(tmp_path / "run"))
+    spec = importlib.util.spec_from_file_location(
+        "rescore_svm", REPO / "experiments/mmix/rescore_svm.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    argv = ["--config", f"{REPO}/experiments/mmix/graph_mo.py:mutag,quick"]
+    argv += ["--workdirs", str(tmp_path / "run"), "--data-dir", str(DATA)]
+    argv += ["--out", str(tmp_path / "rescore.json")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        (row,) = module.main(argv)
+    # the run's own score is the newton score of its last checkpoint's embeddings
+    assert row["newton"]["mean"] == results["test_top1"] == row["recorded"]
+    assert 0.0 <= row["liblinear"]["mean"] <= 1.0 and len(row["liblinear"]["per_fold"]) == 10
+    assert json.loads((tmp_path / "rescore.json").read_text())["rows"][0]["seed"] == config.seed

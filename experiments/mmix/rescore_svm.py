@@ -1,0 +1,96 @@
+"""Re-score finished graph-row pretrainings with the linear-SVM protocol's two solvers.
+
+Loads each workdir's last checkpoint (``jaxcl.training.load_run``), embeds the data set as the
+run's evaluation does, and scores the embeddings with ``svm_kfold_accuracy`` once per
+``--solvers`` entry (``liblinear``: scikit-learn's ``LinearSVC``, as the published code;
+``newton``: jaxcl's exact minimiser of the same SVM), with the fold seed the run used. Prints a
+Markdown table (and the run's own recorded score, where its ``results.json`` has one) and
+writes ``--out`` as JSON.
+
+    python experiments/mmix/rescore_svm.py --config=experiments/mmix/graph_mo.py:imdb_binary,cpu \
+        --workdirs /tmp/imdb/mo/seed_0 /tmp/imdb/mo/seed_1 --out /tmp/rescore_mo.json
+
+``--config`` must name the row and data set the runs were trained with; each workdir's
+``config.json`` supplies the seed (a run with ``repeats`` keeps one workdir per pretraining,
+``seed_<k>``). ``JAXCL_DATA_DIR`` or ``--data-dir`` points at the data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import pathlib
+import time
+
+import jax
+import numpy as np
+from flax import nnx
+
+from jaxcl import evaluation, training
+from jaxcl.training._loop import _as_float32
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", required=True, help="experiment config, e.g. FILE.py:ARG")
+    parser.add_argument("--workdirs", nargs="+", required=True, type=pathlib.Path)
+    parser.add_argument("--solvers", nargs="+", default=["liblinear", "newton"])
+    parser.add_argument("--data-dir", default=None, help="overrides config.data.data_dir")
+    parser.add_argument("--out", type=pathlib.Path, default=None)
+    return parser.parse_args(argv)
+
+
+def load_config(spec: str):
+    """``get_config(ARG)`` of the file ``PATH`` in ``PATH[:ARG]``, as ``--config`` reads it."""
+    path, _, arg = spec.partition(":")
+    module_spec = importlib.util.spec_from_file_location("_rescored_config", path)
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    return module.get_config(*([arg] if arg else []))
+
+
+def embeddings(config, workdir: pathlib.Path) -> tuple[np.ndarray, np.ndarray]:
+    """The data set's graph embeddings under the workdir's last checkpoint, and its labels."""
+    run, state = training.load_run(config, str(workdir))
+    with jax.set_mesh(run.mesh):
+        model = nnx.merge(run.eval_graphdef, state.params, state.model_state)
+        features = jax.jit(lambda batch: _as_float32(run.method.features(model, batch)))
+        x = run.task.embeddings(features)
+    return x, np.asarray(run.task.ds.labels)
+
+
+def main(argv=None) -> list[dict]:
+    args = parse_args(argv)
+    rows = []
+    print(f"| workdir | recorded | {' | '.join(args.solvers)} |")
+    print("|---|---|" + "---|" * len(args.solvers))
+    for workdir in args.workdirs:
+        config = load_config(args.config)
+        saved = json.loads((workdir / "config.json").read_text())
+        config.seed = saved["seed"]
+        config.repeats = 1
+        if args.data_dir:
+            config.data.data_dir = args.data_dir
+        x, y = embeddings(config, workdir)
+        results = workdir / "results.json"
+        recorded = json.loads(results.read_text()).get("test_top1") if results.exists() else None
+        row = {"workdir": str(workdir), "seed": config.seed, "recorded": recorded}
+        for solver in args.solvers:
+            start = time.perf_counter()
+            out = evaluation.svm_kfold_accuracy(
+                x, y, num_folds=config.eval.folds, seed=config.seed, solver=solver, n_jobs=-1
+            )
+            row[solver] = {**out, "seconds": time.perf_counter() - start}
+        rows.append(row)
+        cells = [f"{100 * row[s]['mean']:.1f} ({row[s]['seconds']:.0f} s)" for s in args.solvers]
+        shown = "-" if recorded is None else f"{100 * recorded:.1f}"
+        print(f"| {workdir} | {shown} | {' | '.join(cells)} |", flush=True)
+    if args.out:
+        args.out.write_text(json.dumps({"config": args.config, "rows": rows}, indent=2) + "\n")
+        print(f"wrote {args.out}")
+    return rows
+
+
+if __name__ == "__main__":
+    main()
