@@ -11,10 +11,11 @@ Measured with the official code's node features (atom-label and degree one-hots,
 SVM after the last epoch; mean ± sample std; 2-core CPU shared between two runs, 2026-11-26):
 MUTAG (``:mutag,cpu``) 84.9 ± 3.8 (85.7, 88.3, 80.8), paper 92.0 ± 0.5, 4 min 55 s for the
 three; PTC_MR (``:ptc_mr,cpu``) 59.3 ± 0.7 (58.5, 59.9, 59.6), paper 64.6 ± 0.4, 7 min 26 s;
-IMDB-MULTI (``:imdb_multi,cpu``) 49.7, one pretraining of the three (the run was stopped for
-time: that pretraining took 66 min, 56 of them the SVM search), paper 52.9 ± 0.4. MUTAG again
-with the slab layout (on CPU since commit 4c9c235, ``sparse_layout='auto'``), quiet cores: the
-same three accuracies (85.7, 88.3, 80.8) in 1 min 43 s.
+IMDB-MULTI (``:imdb_multi,cpu``, its SVM by the ``'newton'`` solver) 50.6 ± 0.9 (49.7, 51.4,
+50.8), paper 52.9 ± 0.4, commit 24b564b, 15 min for the three (an earlier run scored by
+liblinear was stopped after one pretraining, 49.7, which took 66 min, 56 of them the SVM). MUTAG
+again with the slab layout (on CPU since commit 4c9c235, ``sparse_layout='auto'``), quiet cores:
+the same three accuracies (85.7, 88.3, 80.8) in 1 min 43 s.
 
 Earlier, with the atom labels alone (``--config.data.node_features=tags``, the default up to
 commit 4ba667f): measured on MUTAG (``:mutag,cpu``, 40 epochs, 3 pretrainings, 10-fold linear

@@ -157,7 +157,7 @@ def make(row: str, arg: str | None):
     if choice.variant == "quick":
         apply_setup(c, QUICK)
         c.repeats = 1
-    if dataset == "imdb_multi":  # liblinear's search: ~20 min per pretraining on 2 cores
+    if dataset == "imdb_multi":  # liblinear's search: 56 min of one pretraining (docstring)
         c.eval.svm_solver = "newton"
     if dataset == "coil_del":  # Table 6 needs no classifier; a linear SVM on 100 classes
         c.eval.graph_protocol = "linear"  # took over 15 min per pretraining on 2 cores

@@ -96,7 +96,8 @@ def config_defaults(data: str, method, config) -> dict:
         # none): the same accuracies, sooner; on IMDB-BINARY the search is minutes.
         keys["eval"]["svm_jobs"] = -1
         # liblinear (scikit-learn's LinearSVC, the published code) | newton (jaxcl's exact
-        # minimiser of the same objective; ~8x faster, differs where liblinear stops early).
+        # minimiser of the same objective; 7-9x faster in svm_benchmark.py, differs where
+        # liblinear stops early).
         keys["eval"]["svm_solver"] = "liblinear"
     return keys
 
