@@ -12,7 +12,7 @@ strictly convex and piecewise quadratic, so Newton's method with an exact line s
 its minimum in finitely many steps (Keerthi & DeCoste, JMLR 2005). With ``I`` the rows whose
 margin is violated, the Newton point is the minimiser of the quadratic that ``P`` is on ``I``,
 
-    w = (I / (2C) + X~_I^T X~_I)^-1 X~_I^T y_I = X~_I^T (I / (2C) + G_II)^-1 y_I,
+    w = (Id / (2C) + X~_I^T X~_I)^-1 X~_I^T y_I = X~_I^T (Id / (2C) + G_II)^-1 y_I,
 
 solved in whichever of the two forms is smaller (``G = X~ X~^T``, the Gram matrix, computed once
 for all folds, values of ``C`` and classes): one Cholesky factorisation of size at most
@@ -26,7 +26,7 @@ import numpy as np
 import scipy.linalg
 
 _MAX_STEPS = 200
-# Relative size of a Newton step (in w's norm) below which beta counts as the minimiser.
+# Relative size of a Newton step (in w's norm) below which w counts as the minimiser.
 _TOL = 1e-10
 
 
