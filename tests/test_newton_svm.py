@@ -100,7 +100,8 @@ def test_line_search_is_the_exact_minimiser_along_the_direction():
     )
     assert t > 0 and abs(t - ref.x) < 1e-6 and phi(t) <= ref.fun + 1e-12
     # no descent at t = 0: no step
-    assert _newton_svm._line_search(margin, yg, -b + 10.0, c, C) == 0.0
+    no_descent = 2.0 * C * np.dot(np.maximum(margin, 0.0), yg) + 1.0  # phi'(0) = +1
+    assert _newton_svm._line_search(margin, yg, no_descent, c, C) == 0.0
 
 
 def test_one_vs_rest_predictions_equal_converged_liblinear():
