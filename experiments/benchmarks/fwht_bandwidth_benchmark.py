@@ -10,7 +10,11 @@ d = 1024, bfloat16: a 2 GB array) the script times, jitted:
   embeddings, forward and forward + backward (gradient with respect to the input);
 - ``rff_projection`` (one [N, d] @ [d, D] matmul) the same way, for comparison;
 - for a non-float32 dtype also, as a diagnostic, the FWHT stages run in that dtype
-  (``_fwht.transform_rows``; the library's fwht computes in float32 and rounds once).
+  (``_fwht.transform_rows``; the library's fwht computes in float32 and rounds once);
+- on a GPU (--pallas, default there) fwht and sorf_projection with ``implementation='pallas'``,
+  the fused kernel that reads each row once and writes it once, forward and forward +
+  backward; with --sweep also the kernel's launch settings (rows per program, warps, and the
+  row-at-a-time variant) as diagnostics.
 
 Each time is the median of --repeats calls after a compiling call (``jax.block_until_ready``).
 The achieved bandwidth of each is its *minimal* memory traffic over its time: a read of its
@@ -29,7 +33,8 @@ reported (FAIL) and the run goes on.
 
 Target (issue: ESCo scaling on a GPU): fwht and SORF's projection (forward) reach >= 50 % of
 the GPU's peak memory bandwidth at d = 1024, N = 10^6, bfloat16 (SKIP on another
-configuration or where the peak is unknown). The same for forward + backward is reported too.
+configuration or where the peak is unknown), each by the faster of its implementations whose
+results passed the check. The same for forward + backward is reported too.
 
 Usage (from the repository root):
 
@@ -48,12 +53,14 @@ does not overwrite a CPU one.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import pathlib
 import re
 import statistics
 import time
+import traceback
 from collections import Counter
 
 import _common  # experiments/benchmarks/_common.py: the script's folder is on sys.path
@@ -62,7 +69,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxcl import random_features as rf
-from jaxcl.random_features import _fwht
+from jaxcl.random_features import _fwht, _hadamard_pallas
 
 DEFAULT_OUT = pathlib.Path(__file__).resolve().parent / "results"
 NAME = "fwht_bandwidth_benchmark"
@@ -74,6 +81,11 @@ PEAK_BANDWIDTH = (
     ("H100 80GB HBM3", 3.35e12),  # H100 SXM5
     ("H100 NVL", 3.9e12),
     ("H100 PCIe", 2.0e12),
+)
+# --sweep: (variant, rows per program, warps) of the fused kernel, timed as diagnostics.
+SWEEP = tuple(
+    [("transpose", r, w) for r in (4, 8, 16, 32) for w in (4, 8)]
+    + [("rowloop", r, 4) for r in (16, 64)]
 )
 CHECK_ROWS = 8  # the first and the last rows of each result compared with float64 NumPy
 LARGE_CPU_BYTES = 1 << 30  # an input array above this is refused on CPU
@@ -106,6 +118,15 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--allow-large-cpu", action="store_true", help="run a > 1 GiB array on CPU anyway"
     )
+    parser.add_argument(
+        "--pallas",
+        choices=["auto", "yes", "no"],
+        default="auto",
+        help="also time implementation='pallas' (the fused kernel; auto: on a GPU)",
+    )
+    parser.add_argument(
+        "--sweep", action="store_true", help="time the kernel's launch settings (GPU)"
+    )
     parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT)
     parser.add_argument(
         "--quick", action="store_true", help="N = 16384, d = D = 256, float32, 3 repeats"
@@ -118,6 +139,10 @@ def parse_args() -> argparse.Namespace:
             setattr(args, key, value)
     if args.d & (args.d - 1):
         parser.error(f"--d must be a power of two (fwht), got {args.d}")
+    if args.pallas == "auto":
+        args.pallas = jax.default_backend() == "gpu"
+    else:
+        args.pallas = args.pallas == "yes"
     return args
 
 
@@ -309,6 +334,65 @@ def variants(args, x, g_d, g_big) -> list[dict]:
             refs=[x0 @ w_rff, gb0 @ w_rff.T],
         ),
     ]
+    if args.pallas:
+        # The same four rows through the fused kernel (implementation='pallas', GPU only).
+        fwht_pallas = functools.partial(rf.fwht, implementation="pallas")
+
+        def sorf_pallas(z, params):
+            return rf.sorf_projection(z, params, temperature=tau, implementation="pallas")
+
+        out += [
+            dict(
+                name="fwht_pallas",
+                label="fwht, pallas",
+                fn=fwht_pallas,
+                args=(x,),
+                bytes=2 * n * d * item,
+                refs=[x0 @ h],
+            ),
+            dict(
+                name="fwht_pallas_fwd_bwd",
+                label="fwht fwd+bwd, pallas",
+                fn=forward_and_backward(fwht_pallas),
+                args=(x, g_d),
+                bytes=4 * n * d * item,
+                refs=[x0 @ h, gd0 @ h],
+            ),
+            dict(
+                name="sorf_pallas",
+                label="sorf_projection, pallas",
+                fn=sorf_pallas,
+                args=(x, sorf),
+                bytes=n * (d + big) * item + params_bytes["sorf"],
+                refs=[x0 @ w_sorf],
+            ),
+            dict(
+                name="sorf_pallas_fwd_bwd",
+                label="sorf fwd+bwd, pallas",
+                fn=forward_and_backward(sorf_pallas),
+                args=(x, g_big, sorf),
+                bytes=2 * n * (d + big) * item + params_bytes["sorf"],
+                refs=[x0 @ w_sorf, gb0 @ w_sorf.T],
+            ),
+        ]
+    if args.sweep:  # the kernel's launch settings, as diagnostics (the library's default first)
+        for variant, block_rows, warps in SWEEP:
+            out.append(
+                dict(
+                    name=f"fwht_pallas_{variant}_r{block_rows}_w{warps}",
+                    label=f"fwht pallas {variant} r{block_rows} w{warps}",
+                    fn=functools.partial(
+                        _hadamard_pallas.fwht_rows,
+                        variant=variant,
+                        block_rows=block_rows,
+                        num_warps=warps,
+                    ),
+                    args=(x,),
+                    bytes=2 * n * d * item,
+                    refs=[x0 @ h],
+                    diagnostic=True,
+                )
+            )
     if args.dtype != "float32":
         scale = 1.0 / math.sqrt(d)
         out.append(
@@ -323,7 +407,19 @@ def variants(args, x, g_d, g_big) -> list[dict]:
             )
         )
     # The target's rows first (a run cut short by a time limit keeps them), then the rest.
-    order = ["elementwise", "fwht", "sorf", "fwht_fwd_bwd", "sorf_fwd_bwd", "rff", "rff_fwd_bwd"]
+    order = [
+        "elementwise",
+        "fwht_pallas",
+        "sorf_pallas",
+        "fwht_pallas_fwd_bwd",
+        "sorf_pallas_fwd_bwd",
+        "fwht",
+        "sorf",
+        "fwht_fwd_bwd",
+        "sorf_fwd_bwd",
+        "rff",
+        "rff_fwd_bwd",
+    ]
     return sorted(out, key=lambda v: order.index(v["name"]) if v["name"] in order else len(order))
 
 
@@ -421,6 +517,14 @@ def print_row(r: dict) -> None:
     )
 
 
+def best_implementation(by_name: dict, kind: str, suffix: str) -> dict:
+    """The fastest of ``kind``'s implementations (xla, pallas) whose results passed the
+    check; else the xla one's record (a failed or missing run has no "check")."""
+    runs = [by_name.get(kind + impl + suffix, {}) for impl in ("", "_pallas")]
+    passed = [r for r in runs if r.get("check", {}).get("passed")]
+    return max(passed, key=lambda r: r["achieved_bytes_per_s"]) if passed else runs[0]
+
+
 def check_targets(args, results: list[dict], peak_bps: float | None) -> list[dict]:
     by_name = {r["name"]: r for r in results}
     here = (args.n, args.d, args.dtype)
@@ -430,11 +534,11 @@ def check_targets(args, results: list[dict], peak_bps: float | None) -> list[dic
             f"fwht and SORF ({what}) >= {100 * TARGET_FRACTION:g} % of peak bandwidth at "
             f"d={TARGET_D}, N=1e6, {TARGET_DTYPE}"
         )
-        runs = [by_name.get(k + suffix, {}) for k in ("fwht", "sorf")]
+        runs = [best_implementation(by_name, k, suffix) for k in ("fwht", "sorf")]
         if any("check" not in r for r in runs):
             targets.append({"target": target, "status": "FAIL", "detail": "a variant failed"})
             continue
-        fractions = {k: r["fraction_of_peak"] for k, r in zip(("fwht", "sorf"), runs, strict=True)}
+        fractions = {r["label"]: r["fraction_of_peak"] for r in runs}
         if here != (TARGET_N, TARGET_D, TARGET_DTYPE):
             status, detail = "SKIP", f"this run is N={args.n}, d={args.d}, {args.dtype}"
         elif peak_bps is None:
@@ -527,6 +631,12 @@ def main() -> None:
             "temperature": args.temperature,
             "repeats": args.repeats,
             "fwht_radices": list(_fwht._radices(args.d)),
+            "pallas": args.pallas,
+            "pallas_defaults": {
+                "block_rows": max(1, _hadamard_pallas.DEFAULT_ROW_ELEMENTS // args.d),
+                "num_warps": _hadamard_pallas.DEFAULT_NUM_WARPS,
+            },
+            "sweep": list(SWEEP) if args.sweep else None,
         },
         "peak_bandwidth_bytes_per_s": peak_bps,
         "peak_bandwidth_source": peak_source,
@@ -546,6 +656,7 @@ def main() -> None:
         except Exception as e:  # one run on a lent GPU: keep the others
             result, text = {"name": v["name"], "label": v["label"], "error": repr(e)}, ""
             print(f"{v['label']:<34}  ERROR {e!r}"[:300], flush=True)
+            traceback.print_exc()  # the whole of it in the log: a lent GPU's run is short
             results.append(result)
             save_partial()
             continue

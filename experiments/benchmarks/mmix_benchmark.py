@@ -316,14 +316,22 @@ def draw(record: dict, path: pathlib.Path) -> None:
         axes[1].set(ylabel="time per epoch / MVGRL's", title="m-Mix's epoch against MVGRL's")
         axes[1].legend()
     env = record["env"]
-    title = f"{env.get('cpu_model', '')} x{env.get('cpu_count', '')} | jax {env.get('jax', '')}"
+    where = f"{env.get('cpu_model', '')} x{env.get('cpu_count', '')}"
+    if env.get("platform", "cpu") != "cpu":
+        where = env.get("device_kind", env["platform"])
+    title = f"{where} | jax {env.get('jax', '')}"
     _common.finish_figure(fig, path, title)
 
 
 def main() -> None:
+    import jax
+
     args = parse_args()
     env = _common.environment(("jax", "jaxlib", "flax"))
+    device = jax.devices()[0]
+    env.update(platform=device.platform, device_kind=device.device_kind)
     _common.print_environment(env)
+    print(f"# on {device.platform}: {device.device_kind}")
     parts = set(args.parts.split(","))
     unknown = parts - {"mixing", "node", "graph"}
     if unknown:
@@ -338,7 +346,11 @@ def main() -> None:
     if "graph" in parts and args.graph_datasets:
         print("part 3: seconds per epoch, graph level (padded batches)")
         record["graph_epochs"] = graph_epochs(args)
-    _common.save_record(args, "mmix_benchmark", record, lambda p: draw(record, p))
+    # A GPU run is named after its platform, so that it does not overwrite the CPU figures.
+    settings = () if device.platform == "cpu" else (device.platform,)
+    _common.save_record(
+        args, "mmix_benchmark", record, lambda p: draw(record, p), settings=settings
+    )
 
 
 if __name__ == "__main__":

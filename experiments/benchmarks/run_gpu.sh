@@ -12,7 +12,10 @@
 #   5. SimCLR step, ResNet-50, batch 256, bfloat16 vs PyTorch AMP  (#13)
 #   6. step 1 again with PyTorch's model and loss under torch.compile too
 #   7. m-Mix graph pretraining (MVGRL, mp-mix) on IMDB-BINARY vs PyG  (#15; target 1.3x)
+#   8. m-Mix's mixing step (dense / blocked / -wp, N = 2,708 and 20,000) and epochs against
+#      MVGRL's on Cora, Citeseer and IMDB-BINARY                      (#15)
 #
+# Step 2 also times implementation='pallas' (the fused kernel) and its launch settings.
 # Usage, from the repository root on the GPU machine:
 #
 #   JAXCL_BENCH_COMMIT=<commit> OUT=<folder> bash experiments/benchmarks/run_gpu.sh \
@@ -21,9 +24,9 @@
 # with, in the repository root: .whl/ (wheels of optax, chex, ml_collections and jraph for
 # Python 3.12: `pip download --no-deps --only-binary=:all: --python-version 3.12 ...`; not
 # flax: the machine's flax 0.12.10 suits its jax 0.11.2, flax 0.12.8 does not import there)
-# and .gpudata/tu_gin (a copy of ../shared/data/tu_gin). [seconds] is the deadline (default
+# and .gpudata/tu_gin, .gpudata/planetoid (copies of ../shared/data/tu_gin and planetoid). [seconds] is the deadline (default
 # 520); naming steps (simclr_r18, fwht_bandwidth, gin, esco, simclr_r50, simclr_r18_compile,
-# mmix_graph) runs those only.
+# mmix_graph, mmix) runs those only.
 # Writes $OUT/log.txt (everything printed) and $OUT/results.tgz (the JSON and PNG files).
 set -u
 budget=${1:-520}
@@ -74,7 +77,7 @@ b=experiments/benchmarks
 # know would stop it); the GPU runs no CPU convolutions.
 step simclr_r18 150 python3 $b/simclr_step_benchmark.py --precision bfloat16 --batch 512 \
   --steps 10 --warmup 2 --no-torch-compile --cpu-convolutions ynnpack --out "$results"
-step fwht_bandwidth 80 python3 $b/fwht_bandwidth_benchmark.py --out "$results"
+step fwht_bandwidth 120 python3 $b/fwht_bandwidth_benchmark.py --sweep --out "$results"
 step gin 100 python3 $b/gin_benchmark.py --epochs 5 --out "$results"
 step esco 100 python3 $b/esco_benchmark.py --ns 100000,1000000 --repeats 3 --time-limit-s 20 \
   --out "$results"
@@ -83,6 +86,7 @@ step simclr_r50 130 python3 $b/simclr_step_benchmark.py --precision bfloat16 --d
   --out "$results"
 step simclr_r18_compile 240 python3 $b/simclr_step_benchmark.py --precision bfloat16 \
   --batch 512 --steps 10 --warmup 2 --torch-compile --cpu-convolutions ynnpack --out "$results"
-step mmix_graph 120 python3 $b/mmix_graph_benchmark.py --out "$results"
+step mmix_graph 150 python3 $b/mmix_graph_benchmark.py --out "$results"
+step mmix 150 python3 $b/mmix_benchmark.py --epochs 5 --graph-epochs 3 --out "$results"
 tar czf "$out/results.tgz" -C "$results" .
 echo "=== done in $(($(date +%s) - start))s"

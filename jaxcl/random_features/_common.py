@@ -53,12 +53,18 @@ def omega_of(fn: str, params) -> jax.Array:
 
 
 def feature_map(
-    fn: str, z, dim: int, temperature, compute: Callable[[jax.Array], jax.Array]
+    fn: str,
+    z,
+    dim: int,
+    temperature,
+    compute: Callable[[jax.Array], jax.Array],
+    promote: bool = True,
 ) -> jax.Array:
     """Validates ``z`` and ``temperature``, then ``compute(z)`` in the compute dtype of ``z``.
 
-    ``z`` is promoted to float32 (or wider) for ``compute``, and the result is cast back to
-    the dtype ``z`` came in.
+    ``z`` is promoted to float32 (or wider) for ``compute`` (unless ``promote`` is False:
+    ``compute`` then takes ``z`` as it came and computes in float32 itself), and the result is
+    cast back to the dtype ``z`` came in.
     """
     z = jnp.asarray(_checks.floating_array(fn, "z", z))
     if z.ndim == 0:
@@ -69,7 +75,7 @@ def feature_map(
             f"`z` must have last dimension dim={dim} to match `params`, got shape {tuple(z.shape)}",
         )
     _checks.positive(fn, "temperature", temperature)
-    out = compute(z.astype(jnp.promote_types(z.dtype, jnp.float32)))
+    out = compute(z.astype(jnp.promote_types(z.dtype, jnp.float32)) if promote else z)
     return out.astype(z.dtype)
 
 

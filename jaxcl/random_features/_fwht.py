@@ -120,7 +120,7 @@ def transform_rows(x: jax.Array, scale: float) -> jax.Array:
     return _stages(x, _radices(x.shape[1]), scale)
 
 
-def fwht(x: jax.typing.ArrayLike) -> jax.Array:
+def fwht(x: jax.typing.ArrayLike, *, implementation: str = "xla") -> jax.Array:
     """Orthonormal fast Walsh-Hadamard transform along the last axis.
 
     Computes ``x @ H_d / sqrt(d)`` where ``H_d`` is the ``d x d`` Sylvester-order Hadamard
@@ -133,12 +133,19 @@ def fwht(x: jax.typing.ArrayLike) -> jax.Array:
       x: ``[..., d]`` floating array; ``d`` must be a power of two (``d = 1`` is the identity).
         Any leading batch shape. ``bfloat16``/``float16`` inputs are transformed in ``float32``
         and rounded once at the end.
+      implementation: ``'xla'`` (default; any backend, any power-of-two ``d``) or
+        ``'pallas'``: the whole transform as one fused kernel that reads and writes each row
+        once (a Pallas Triton kernel: NVIDIA GPUs only; ``d`` in 256, 512, ..., 4096;
+        bfloat16 or float32). Both compute the same transform (timed against each other by
+        ``experiments/benchmarks/fwht_bandwidth_benchmark.py``). Its vector-Jacobian product
+        runs the same kernel; forward-mode autodiff (``jax.jvp``) is not defined for it.
 
     Returns:
       ``[..., d]`` array of the same dtype as ``x``.
 
     Raises:
-      ValueError: if ``x`` is not a floating array of rank >= 1, or ``d`` is not a power of two.
+      ValueError: if ``x`` is not a floating array of rank >= 1, ``d`` is not a power of two,
+        or ``implementation`` is unknown or (``'pallas'``) cannot run this input here.
 
     Example:
       >>> import jax.numpy as jnp
@@ -161,8 +168,13 @@ def fwht(x: jax.typing.ArrayLike) -> jax.Array:
             f"`x` must have a power-of-two last dimension d (1, 2, 4, ...), got d={d} "
             f"(shape {tuple(x.shape)})",
         )
+    _checks.one_of(fn, "implementation", implementation, ("xla", "pallas"))
     if d == 1 or x.size == 0:
         return x
+    if implementation == "pallas":
+        from jaxcl.random_features import _hadamard_pallas
+
+        return _hadamard_pallas.fwht_rows(x.reshape(-1, d)).reshape(x.shape)
     compute_dtype = jnp.promote_types(x.dtype, jnp.float32)
     rows = x.size // d
     flat = x.reshape(rows, d).astype(compute_dtype)
