@@ -84,9 +84,10 @@ PEAK_BANDWIDTH = (
 )
 # --sweep: (variant, rows per program, warps) of the fused kernel, timed as diagnostics.
 SWEEP = tuple(
-    [("transpose", r, w) for r in (4, 8, 16, 32) for w in (4, 8)]
+    [("transpose", r, w) for r in (1, 2, 4, 8, 16) for w in (2, 4, 8)]
     + [("rowloop", r, 4) for r in (16, 64)]
 )
+SORF_SWEEP = ((1, 4), (2, 4), (4, 2), (4, 4), (8, 4))  # (rows per program, warps)
 CHECK_ROWS = 8  # the first and the last rows of each result compared with float64 NumPy
 LARGE_CPU_BYTES = 1 << 30  # an input array above this is refused on CPU
 
@@ -393,6 +394,23 @@ def variants(args, x, g_d, g_big) -> list[dict]:
                     diagnostic=True,
                 )
             )
+        for block_rows, warps in SORF_SWEEP:
+            out.append(
+                dict(
+                    name=f"sorf_pallas_r{block_rows}_w{warps}",
+                    label=f"sorf pallas r{block_rows} w{warps}",
+                    fn=functools.partial(
+                        _hadamard_pallas.sorf_projection_rows,
+                        temperature=tau,
+                        block_rows=block_rows,
+                        num_warps=warps,
+                    ),
+                    args=(x, sorf),
+                    bytes=n * (d + big) * item + params_bytes["sorf"],
+                    refs=[x0 @ w_sorf],
+                    diagnostic=True,
+                )
+            )
     if args.dtype != "float32":
         scale = 1.0 / math.sqrt(d)
         out.append(
@@ -637,6 +655,7 @@ def main() -> None:
                 "num_warps": _hadamard_pallas.DEFAULT_NUM_WARPS,
             },
             "sweep": list(SWEEP) if args.sweep else None,
+            "sorf_sweep": list(SORF_SWEEP) if args.sweep else None,
         },
         "peak_bandwidth_bytes_per_s": peak_bps,
         "peak_bandwidth_source": peak_source,
