@@ -581,8 +581,8 @@ def plot(results: list[dict], path: pathlib.Path, title: str, peak_bps, floor_bp
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(9, 4.5))
     results = [r for r in results if "error" not in r]
+    fig, ax = plt.subplots(figsize=(9, max(4.5, 1.0 + 0.24 * len(results))))
     labels = [r["label"] for r in results]
     values = [r["achieved_bytes_per_s"] / 1e9 for r in results]
     colors = ["C7" if r["diagnostic"] else "C0" for r in results]
