@@ -198,7 +198,9 @@ def test_lowers_to_triton_for_cuda(monkeypatch, dtype):
     text = jax.jit(both).trace(*shapes).lower(lowering_platforms=("cuda",)).as_text()
     assert text.count("__gpu$xla.gpu.triton") == 2  # forward and backward kernels
     rowloop = jax.jit(lambda x: hp.fwht_rows(x, variant="rowloop", block_rows=8))
-    text = rowloop.trace(jax.ShapeDtypeStruct((64, 1024), dtype)).lower(
-        lowering_platforms=("cuda",)
-    ).as_text()
+    text = (
+        rowloop.trace(jax.ShapeDtypeStruct((64, 1024), dtype))
+        .lower(lowering_platforms=("cuda",))
+        .as_text()
+    )
     assert text.count("__gpu$xla.gpu.triton") == 1
