@@ -58,7 +58,7 @@ TOL = {"float32": 1e-5, "bfloat16": 2e-2}
 
 @pytest.mark.parametrize(
     "d,dtype,variant",
-    list(itertools.product(hp.SUPPORTED_DIMS, ("float32", "bfloat16"), ("transpose", "rowloop"))),
+    list(itertools.product(hp.SUPPORTED_DIMS, ("float32", "bfloat16"), hp.VARIANTS)),
 )
 def test_fwht_rows_matches_float64(d, dtype, variant):
     rows = 13  # not a multiple of the rows per program: the last block is padded
@@ -67,6 +67,28 @@ def test_fwht_rows_matches_float64(d, dtype, variant):
     assert got.dtype == x.dtype and got.shape == x.shape
     want = np.asarray(x.astype(jnp.float32), np.float64) @ hadamard(d)
     assert rel_err(got, want) < TOL[dtype]
+
+
+@pytest.mark.parametrize("d", [512, 2048])  # r1 != r2: the transposed layout is not square
+@pytest.mark.parametrize("variant", ["alternate", "rowloop"])
+def test_sorf_chain_variants_match_dense(d, variant):
+    """The kernel's other variants compute SORF's chain and its transpose too; 'alternate'
+    meets the second sign vector in the transposed layout (permuted by the caller)."""
+    params = rf.draw_sorf(jax.random.key(11), d, 2 * d)
+    x = jax.random.normal(jax.random.key(12), (5, d))
+    w = sorf_dense(params, 0.5)
+    kwargs = dict(variant=variant, block_rows=2, interpret=True)
+    got = hp.sorf_projection_rows(x, params, 0.5, **kwargs)
+    assert rel_err(got, np.asarray(x, np.float64) @ w) < 1e-5
+    g = jax.random.normal(jax.random.key(13), got.shape)
+    _, pullback = jax.vjp(lambda v: hp.sorf_projection_rows(v, params, 0.5, **kwargs), x)
+    assert rel_err(pullback(g)[0], np.asarray(g, np.float64) @ w.T) < 1e-5
+
+
+def test_layouts_alternate_between_transforms():
+    assert hp._layouts("sHsHsH", "alternate") == ("n", "t", "n", "t")
+    assert hp._layouts("HsHsHs", "alternate") == ("t", "n", "t", "t")
+    assert hp._layouts("sHsHsH", "transpose") == ("n", "n", "n", "n")
 
 
 def test_bfloat16_is_rounded_once_like_xla(interpret):
@@ -172,6 +194,10 @@ def test_errors_name_the_problem(interpret):
         rf.sorf_projection(jnp.ones((2, 100)), params, temperature=1.0, implementation="pallas")
     with pytest.raises(ValueError, match="block_rows.*power of two.*got 3"):
         hp.fwht_rows(jnp.ones((4, 256)), block_rows=3, interpret=True)
+    with pytest.raises(ValueError, match=r"`variant` must be one of .*got 'butterfly'"):
+        hp.fwht_rows(jnp.ones((4, 256)), variant="butterfly", interpret=True)
+    with pytest.raises(ValueError, match=r"`precision` must be one of .*got 'bf16'"):
+        hp.fwht_rows(jnp.ones((4, 256)), precision="bf16", interpret=True)
 
 
 @pytest.mark.skipif(jax.default_backend() == "gpu", reason="the CPU-only refusal")
@@ -197,10 +223,11 @@ def test_lowers_to_triton_for_cuda(monkeypatch, dtype):
     shapes = (jax.ShapeDtypeStruct((4096, 1000), dtype), jax.ShapeDtypeStruct((4096, 2048), dtype))
     text = jax.jit(both).trace(*shapes).lower(lowering_platforms=("cuda",)).as_text()
     assert text.count("__gpu$xla.gpu.triton") == 2  # forward and backward kernels
-    rowloop = jax.jit(lambda x: hp.fwht_rows(x, variant="rowloop", block_rows=8))
-    text = (
-        rowloop.trace(jax.ShapeDtypeStruct((64, 1024), dtype))
-        .lower(lowering_platforms=("cuda",))
-        .as_text()
-    )
-    assert text.count("__gpu$xla.gpu.triton") == 1
+    for variant, precision in itertools.product(hp.VARIANTS, hp.PRECISIONS):
+
+        def fwht(x, variant=variant, precision=precision):
+            return hp.fwht_rows(x, variant=variant, precision=precision, block_rows=8)
+
+        shape = jax.ShapeDtypeStruct((64, 1024), dtype)
+        text = jax.jit(fwht).trace(shape).lower(lowering_platforms=("cuda",)).as_text()
+        assert text.count("__gpu$xla.gpu.triton") == 1, (variant, precision)

@@ -85,9 +85,21 @@ PEAK_BANDWIDTH = (
 # --sweep: (variant, rows per program, warps) of the fused kernel, timed as diagnostics.
 SWEEP = tuple(
     [("transpose", r, w) for r in (1, 2, 4, 8, 16) for w in (2, 4, 8)]
-    + [("rowloop", r, 4) for r in (16, 64)]
+    + [("alternate", 4, 4), ("rowloop", 16, 4), ("rowloop", 64, 4)]
 )
-SORF_SWEEP = ((1, 4), (2, 4), (4, 2), (4, 4), (8, 4))  # (rows per program, warps)
+# SORF: (variant, precision, rows per program, warps). At 1885518 (variant 'transpose',
+# precision 'split') 4 rows and 4 warps were the fastest (5.12 ms); 'alternate' (one transpose
+# per transform instead of two) and 'tf32' (one matmul per float32 operand instead of two) are
+# the next things to time.
+SORF_SWEEP = (
+    ("transpose", "split", 2, 4),
+    ("transpose", "split", 4, 4),
+    ("alternate", "split", 4, 4),
+    ("transpose", "tf32", 4, 4),
+    ("alternate", "tf32", 4, 4),
+    ("alternate", "tf32", 2, 4),
+    ("alternate", "tf32", 8, 4),
+)
 CHECK_ROWS = 8  # the first and the last rows of each result compared with float64 NumPy
 LARGE_CPU_BYTES = 1 << 30  # an input array above this is refused on CPU
 
@@ -394,14 +406,16 @@ def variants(args, x, g_d, g_big) -> list[dict]:
                     diagnostic=True,
                 )
             )
-        for block_rows, warps in SORF_SWEEP:
+        for variant, precision, block_rows, warps in SORF_SWEEP:
             out.append(
                 dict(
-                    name=f"sorf_pallas_r{block_rows}_w{warps}",
-                    label=f"sorf pallas r{block_rows} w{warps}",
+                    name=f"sorf_pallas_{variant}_{precision}_r{block_rows}_w{warps}",
+                    label=f"sorf pallas {variant} {precision} r{block_rows} w{warps}",
                     fn=functools.partial(
                         _hadamard_pallas.sorf_projection_rows,
                         temperature=tau,
+                        variant=variant,
+                        precision=precision,
                         block_rows=block_rows,
                         num_warps=warps,
                     ),

@@ -55,63 +55,84 @@ DEFAULT_NUM_WARPS = 4
 _FORCE_INTERPRET = False
 
 
-def _stage(a: jax.Array, h: jax.Array, exact: bool, float32: bool) -> jax.Array:
-    """``a @ h`` for a ``[m, r]`` float32 block and the ``[r, r]`` ``+-1`` block ``h``."""
-    if float32:
-        return jnp.dot(
-            a,
-            h.astype(jnp.float32),
-            precision=lax.Precision.HIGHEST,
-            preferred_element_type=jnp.float32,
-        )
+def _dot(lhs, rhs, float_operand, exact, precision):
+    """``lhs @ rhs`` where one operand is a ``+-1`` bfloat16 block and the other
+    (``float_operand``: 0 for ``lhs``, 1 for ``rhs``) a float32 value, accumulated in float32.
+
+    ``precision``: ``'float32'`` (full float32 matmuls), ``'split'`` (the float32 operand as
+    ``hi + lo``, two bfloat16 matmuls: ~2^-16 relative) or ``'tf32'`` (one TF32 matmul:
+    ~2^-11). ``exact``: the float32 operand holds bfloat16 values (one bfloat16 matmul).
+    """
+    operands = [lhs, rhs]
+    a = operands[float_operand]
+
+    def dot(x):
+        operands[float_operand] = x
+        return jnp.dot(*operands, preferred_element_type=jnp.float32)
+
+    if precision == "float32" or (precision == "tf32" and not exact):
+        operands[1 - float_operand] = operands[1 - float_operand].astype(jnp.float32)
+        highest = lax.Precision.HIGHEST if precision == "float32" else lax.Precision.DEFAULT
+        return jnp.dot(*operands, precision=highest, preferred_element_type=jnp.float32)
     hi = a.astype(jnp.bfloat16)
-    out = jnp.dot(hi, h, preferred_element_type=jnp.float32)
+    out = dot(hi)
     if exact:  # a holds bfloat16 values: hi == a
         return out
-    lo = (a - hi.astype(jnp.float32)).astype(jnp.bfloat16)
-    return out + jnp.dot(lo, h, preferred_element_type=jnp.float32)
+    return out + dot((a - hi.astype(jnp.float32)).astype(jnp.bfloat16))
 
 
-def _transform(v, h1, h2, rows, r1, r2, exact, float32, variant):
-    """Unnormalised ``H_p`` applied to each row of the ``[rows, p]`` float32 block ``v``."""
+def _transform(v, h1, h2, rows, r1, r2, exact, precision, variant, layout):
+    """Unnormalised ``H_p`` applied to each row of the ``[rows, p]`` float32 block ``v``.
+
+    ``layout`` is how a row's ``r1 x r2`` matrix ``X`` is laid out: ``'n'`` row-major, ``'t'``
+    its transpose row-major. Returns the result and its layout: ``'n'`` except for the
+    ``'alternate'`` variant, which flips it and so does one transpose instead of two.
+    """
     p = r1 * r2
     if variant == "rowloop":  # one row at a time as an r1 x r2 matrix: H_r1 X H_r2
-        a = _stage(v.reshape(r1, r2), h2, exact, float32)
-        hi = a.astype(jnp.bfloat16)
-        if float32:
-            y = jnp.dot(
-                h1.astype(jnp.float32),
-                a,
-                precision=lax.Precision.HIGHEST,
-                preferred_element_type=jnp.float32,
-            )
-        else:
-            lo = (a - hi.astype(jnp.float32)).astype(jnp.bfloat16)
-            y = jnp.dot(h1, hi, preferred_element_type=jnp.float32) + jnp.dot(
-                h1, lo, preferred_element_type=jnp.float32
-            )
-        return y.reshape(1, p)
-    a = _stage(v.reshape(rows * r1, r2), h2, exact, float32)  # [(b, i), k]
-    a = a.reshape(rows, r1, r2).transpose(0, 2, 1).reshape(rows * r2, r1)  # [(b, k), i]
-    y = _stage(a, h1, False, float32)  # [(b, k), l]
-    return y.reshape(rows, r2, r1).transpose(0, 2, 1).reshape(rows, p)  # [b, (l, k)]
+        a = _dot(v.reshape(r1, r2), h2, 0, exact, precision)
+        return _dot(h1, a, 1, False, precision).reshape(1, p), "n"
+    if layout == "n":
+        a = _dot(v.reshape(rows * r1, r2), h2, 0, exact, precision)  # [(b, i), k]
+        a = a.reshape(rows, r1, r2).transpose(0, 2, 1).reshape(rows * r2, r1)  # [(b, k), i]
+        y = _dot(a, h1, 0, False, precision)  # [(b, k), l]: H_r1 X H_r2, transposed
+        if variant == "alternate":
+            return y.reshape(rows, p), "t"
+        return y.reshape(rows, r2, r1).transpose(0, 2, 1).reshape(rows, p), "n"
+    a = _dot(v.reshape(rows * r2, r1), h1, 0, exact, precision)  # [(b, j), l]
+    a = a.reshape(rows, r2, r1).transpose(0, 2, 1).reshape(rows * r1, r2)  # [(b, l), j]
+    return _dot(a, h2, 0, False, precision).reshape(rows, p), "n"  # [(b, l), k]
 
 
-def _kernel(x_ref, h1_ref, h2_ref, *refs, program, rows, r1, r2, scale, variant):
+def _layouts(program: str, variant: str) -> tuple[str, ...]:
+    """The layout of the data at each ``s`` of ``program``, then at its end."""
+    layout, out = "n", []
+    for op in program:
+        if op == "s":
+            out.append(layout)
+        elif variant == "alternate":
+            layout = "t" if layout == "n" else "n"
+    return (*out, layout)
+
+
+def _kernel(x_ref, h1_ref, h2_ref, *refs, program, rows, r1, r2, scale, variant, precision):
     *vector_refs, o_ref = refs
-    float32 = x_ref.dtype == jnp.float32
+    if x_ref.dtype == jnp.float32:
+        precision = "float32"
     h1, h2 = h1_ref[...], h2_ref[...]
 
     def chain(v):
-        exact = not float32  # bf16 input: exact until the first transform
+        exact = precision != "float32"  # bf16 input: exact until the first transform
         vectors = iter(vector_refs)
-        v = v.astype(jnp.float32)
+        v, layout = v.astype(jnp.float32), "n"
         for op in program:
-            if op == "s":
-                v = v * next(vectors)[...]  # [1, p] signs: exactness kept
+            if op == "s":  # [1, p] signs (permuted by the caller to the layout): exact
+                v = v * next(vectors)[...]
             else:
-                v = _transform(v, h1, h2, rows, r1, r2, exact, float32, variant)
+                v, layout = _transform(v, h1, h2, rows, r1, r2, exact, precision, variant, layout)
                 exact = False
+        if layout == "t":
+            v = v.reshape(rows, r2, r1).transpose(0, 2, 1).reshape(rows, r1 * r2)
         return (v * scale).astype(o_ref.dtype)
 
     if variant == "rowloop":
@@ -132,7 +153,19 @@ def _compiler_params(num_warps: int):
     return params(num_warps=num_warps, num_stages=1)
 
 
-def _call(x, vectors, *, program, num_blocks, out_dtype, block_rows, num_warps, variant, interpret):
+def _call(
+    x,
+    vectors,
+    *,
+    program,
+    num_blocks,
+    out_dtype,
+    block_rows,
+    num_warps,
+    variant,
+    precision,
+    interpret,
+):
     """Runs the chain on ``[rows, p]`` (or ``[rows, num_blocks * p]``, one block per vector
     block) ``x``; returns ``[rows, num_blocks * p]`` of ``out_dtype``."""
     p = vectors[0].shape[1] if vectors else x.shape[1]
@@ -144,6 +177,11 @@ def _call(x, vectors, *, program, num_blocks, out_dtype, block_rows, num_warps, 
     x_blocks = x.shape[1] // p  # 1: every output block reads the same input columns
     h1, h2 = (jnp.asarray(_fwht._sylvester(r), jnp.bfloat16) for r in (r1, r2))
     num_h = program.count("H")
+    # a vector met in the transposed layout is permuted to it: element (l, k) at k * r1 + l
+    vectors = tuple(
+        v if layout == "n" else v.reshape(-1, r1, r2).transpose(0, 2, 1).reshape(v.shape)
+        for v, layout in zip(vectors, _layouts(program, variant)[:-1], strict=True)
+    )
     kernel = functools.partial(
         _kernel,
         program=program,
@@ -152,6 +190,7 @@ def _call(x, vectors, *, program, num_blocks, out_dtype, block_rows, num_warps, 
         r2=r2,
         scale=float(p ** (-num_h / 2)),
         variant=variant,
+        precision=precision,
     )
     out = pl.pallas_call(
         kernel,
@@ -216,7 +255,11 @@ def _chain_bwd(program, dtypes, options, vectors, g):
 _chain.defvjp(_chain_fwd, _chain_bwd)
 
 
-def _options(fn, p, dtype, *, block_rows, num_warps, variant, interpret):
+VARIANTS = ("transpose", "alternate", "rowloop")
+PRECISIONS = ("split", "tf32")
+
+
+def _options(fn, p, dtype, *, block_rows, num_warps, variant, precision, interpret):
     interpret = interpret or _FORCE_INTERPRET
     if p not in _FACTORS:
         _checks.fail(
@@ -236,8 +279,8 @@ def _options(fn, p, dtype, *, block_rows, num_warps, variant, interpret):
             "implementation='pallas' runs on NVIDIA GPUs only (a Pallas Triton kernel), but "
             f"JAX's default backend is {jax.default_backend()!r}; use implementation='xla'",
         )
-    if variant not in ("transpose", "rowloop"):
-        _checks.fail(fn, f"`variant` must be 'transpose' or 'rowloop', got {variant!r}")
+    _checks.one_of(fn, "variant", variant, VARIANTS)
+    _checks.one_of(fn, "precision", precision, PRECISIONS)
     if block_rows is None:
         block_rows = max(1, DEFAULT_ROW_ELEMENTS // p)
     if block_rows < 1 or block_rows & (block_rows - 1):
@@ -246,6 +289,7 @@ def _options(fn, p, dtype, *, block_rows, num_warps, variant, interpret):
         ("block_rows", block_rows),
         ("num_warps", num_warps),
         ("variant", variant),
+        ("precision", precision),
         ("interpret", interpret),
     )
 
@@ -256,10 +300,18 @@ def fwht_rows(
     block_rows: int | None = None,
     num_warps: int = DEFAULT_NUM_WARPS,
     variant: str = "transpose",
+    precision: str = "split",
     interpret: bool = False,
     fn: str = "fwht",
 ) -> jax.Array:
-    """Orthonormal FWHT of each row of a ``[rows, p]`` bfloat16/float32 array, one kernel."""
+    """Orthonormal FWHT of each row of a ``[rows, p]`` bfloat16/float32 array, one kernel.
+
+    ``block_rows`` and ``num_warps`` are the launch settings; ``variant`` (``'transpose'``:
+    two in-register transposes per transform; ``'alternate'``: one, the layout alternating
+    between transforms; ``'rowloop'``: one row at a time, no transposes) and ``precision``
+    (of the bfloat16 path's float32 operands: ``'split'`` into two bfloat16 halves, or
+    ``'tf32'``) are the kernel's alternatives, timed by the benchmark's sweep.
+    """
     options = _options(
         fn,
         x.shape[1],
@@ -267,6 +319,7 @@ def fwht_rows(
         block_rows=block_rows,
         num_warps=num_warps,
         variant=variant,
+        precision=precision,
         interpret=interpret,
     )
     return _chain(x, (), "H", (x.dtype, x.dtype), options)
@@ -279,6 +332,7 @@ def sorf_chain(
     block_rows: int | None = None,
     num_warps: int = DEFAULT_NUM_WARPS,
     variant: str = "transpose",
+    precision: str = "split",
     interpret: bool = False,
     out_dtype=None,
     fn: str = "sorf_projection",
@@ -302,6 +356,7 @@ def sorf_chain(
         block_rows=block_rows,
         num_warps=num_warps,
         variant=variant,
+        precision=precision,
         interpret=interpret,
     )
     signs = lax.stop_gradient(signs).astype(jnp.float32)
