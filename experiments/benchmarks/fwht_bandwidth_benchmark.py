@@ -283,8 +283,39 @@ def variants(args, x, g_d, g_big) -> list[dict]:
     w_rff = np.asarray(rff.omega, np.float64) / math.sqrt(tau)
     x0, gd0, gb0 = f64(x), f64(g_d), f64(g_big)
 
-    def sorf_fn(z, params):
-        return rf.sorf_projection(z, params, temperature=tau)
+    def sorf_fn(z, params, implementation="xla"):
+        return rf.sorf_projection(z, params, temperature=tau, implementation=implementation)
+
+    # fwht's and sorf's timed rows, without their name, label and function
+    fwht_row = dict(args=(x,), bytes=2 * n * d * item, refs=[x0 @ h])
+    sorf_row = dict(
+        args=(x, sorf), bytes=n * (d + big) * item + params_bytes["sorf"], refs=[x0 @ w_sorf]
+    )
+
+    def transform_rows(suffix, label_suffix, fwht_impl, sorf_impl):
+        """fwht and sorf_projection, forward and forward + backward, of one implementation."""
+        return [
+            dict(fwht_row, name="fwht" + suffix, label="fwht" + label_suffix, fn=fwht_impl),
+            dict(
+                name=f"fwht{suffix}_fwd_bwd",
+                label=f"fwht fwd+bwd{label_suffix}",
+                fn=forward_and_backward(fwht_impl),
+                args=(x, g_d),
+                bytes=4 * n * d * item,
+                refs=[x0 @ h, gd0 @ h],
+            ),
+            dict(
+                sorf_row, name="sorf" + suffix, label="sorf_projection" + label_suffix, fn=sorf_impl
+            ),
+            dict(
+                name=f"sorf{suffix}_fwd_bwd",
+                label=f"sorf fwd+bwd{label_suffix}",
+                fn=forward_and_backward(sorf_impl),
+                args=(x, g_big, sorf),
+                bytes=2 * n * (d + big) * item + params_bytes["sorf"],
+                refs=[x0 @ w_sorf, gb0 @ w_sorf.T],
+            ),
+        ]
 
     def rff_fn(z, params):
         return rf.rff_projection(z, params, temperature=tau)
@@ -298,38 +329,7 @@ def variants(args, x, g_d, g_big) -> list[dict]:
             bytes=2 * n * d * item,
             refs=[2.0 * x0],
         ),
-        dict(
-            name="fwht",
-            label="fwht",
-            fn=rf.fwht,
-            args=(x,),
-            bytes=2 * n * d * item,
-            refs=[x0 @ h],
-        ),
-        dict(
-            name="fwht_fwd_bwd",
-            label="fwht fwd+bwd",
-            fn=forward_and_backward(rf.fwht),
-            args=(x, g_d),
-            bytes=4 * n * d * item,
-            refs=[x0 @ h, gd0 @ h],
-        ),
-        dict(
-            name="sorf",
-            label="sorf_projection",
-            fn=sorf_fn,
-            args=(x, sorf),
-            bytes=n * (d + big) * item + params_bytes["sorf"],
-            refs=[x0 @ w_sorf],
-        ),
-        dict(
-            name="sorf_fwd_bwd",
-            label="sorf fwd+bwd",
-            fn=forward_and_backward(sorf_fn),
-            args=(x, g_big, sorf),
-            bytes=2 * n * (d + big) * item + params_bytes["sorf"],
-            refs=[x0 @ w_sorf, gb0 @ w_sorf.T],
-        ),
+        *transform_rows("", "", rf.fwht, sorf_fn),
         dict(
             name="rff",
             label="rff_projection",
@@ -347,81 +347,37 @@ def variants(args, x, g_d, g_big) -> list[dict]:
             refs=[x0 @ w_rff, gb0 @ w_rff.T],
         ),
     ]
-    if args.pallas:
-        # The same four rows through the fused kernel (implementation='pallas', GPU only).
-        fwht_pallas = functools.partial(rf.fwht, implementation="pallas")
-
-        def sorf_pallas(z, params):
-            return rf.sorf_projection(z, params, temperature=tau, implementation="pallas")
-
-        out += [
-            dict(
-                name="fwht_pallas",
-                label="fwht, pallas",
-                fn=fwht_pallas,
-                args=(x,),
-                bytes=2 * n * d * item,
-                refs=[x0 @ h],
-            ),
-            dict(
-                name="fwht_pallas_fwd_bwd",
-                label="fwht fwd+bwd, pallas",
-                fn=forward_and_backward(fwht_pallas),
-                args=(x, g_d),
-                bytes=4 * n * d * item,
-                refs=[x0 @ h, gd0 @ h],
-            ),
-            dict(
-                name="sorf_pallas",
-                label="sorf_projection, pallas",
-                fn=sorf_pallas,
-                args=(x, sorf),
-                bytes=n * (d + big) * item + params_bytes["sorf"],
-                refs=[x0 @ w_sorf],
-            ),
-            dict(
-                name="sorf_pallas_fwd_bwd",
-                label="sorf fwd+bwd, pallas",
-                fn=forward_and_backward(sorf_pallas),
-                args=(x, g_big, sorf),
-                bytes=2 * n * (d + big) * item + params_bytes["sorf"],
-                refs=[x0 @ w_sorf, gb0 @ w_sorf.T],
-            ),
-        ]
-    if args.sweep:  # the kernel's launch settings, as diagnostics (the library's default first)
+    if args.pallas:  # the same four rows through the fused kernel (GPU only)
+        out += transform_rows(
+            "_pallas",
+            ", pallas",
+            functools.partial(rf.fwht, implementation="pallas"),
+            functools.partial(sorf_fn, implementation="pallas"),
+        )
+    if args.sweep:  # the kernel's launch settings and variants, as diagnostics
         for variant, block_rows, warps in SWEEP:
+            settings = dict(variant=variant, block_rows=block_rows, num_warps=warps)
             out.append(
                 dict(
+                    fwht_row,
                     name=f"fwht_pallas_{variant}_r{block_rows}_w{warps}",
                     label=f"fwht pallas {variant} r{block_rows} w{warps}",
-                    fn=functools.partial(
-                        _hadamard_pallas.fwht_rows,
-                        variant=variant,
-                        block_rows=block_rows,
-                        num_warps=warps,
-                    ),
-                    args=(x,),
-                    bytes=2 * n * d * item,
-                    refs=[x0 @ h],
+                    fn=functools.partial(_hadamard_pallas.fwht_rows, **settings),
                     diagnostic=True,
                 )
             )
         for variant, precision, block_rows, warps in SORF_SWEEP:
+            settings = dict(
+                variant=variant, precision=precision, block_rows=block_rows, num_warps=warps
+            )
             out.append(
                 dict(
+                    sorf_row,
                     name=f"sorf_pallas_{variant}_{precision}_r{block_rows}_w{warps}",
                     label=f"sorf pallas {variant} {precision} r{block_rows} w{warps}",
                     fn=functools.partial(
-                        _hadamard_pallas.sorf_projection_rows,
-                        temperature=tau,
-                        variant=variant,
-                        precision=precision,
-                        block_rows=block_rows,
-                        num_warps=warps,
+                        _hadamard_pallas.sorf_projection_rows, temperature=tau, **settings
                     ),
-                    args=(x, sorf),
-                    bytes=n * (d + big) * item + params_bytes["sorf"],
-                    refs=[x0 @ w_sorf],
                     diagnostic=True,
                 )
             )

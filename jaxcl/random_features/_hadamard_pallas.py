@@ -259,7 +259,26 @@ VARIANTS = ("transpose", "alternate", "rowloop")
 PRECISIONS = ("split", "tf32")
 
 
-def _options(fn, p, dtype, *, block_rows, num_warps, variant, precision, interpret):
+def _options(
+    fn,
+    x,
+    *,
+    block_rows: int | None = None,
+    num_warps: int = DEFAULT_NUM_WARPS,
+    variant: str = "transpose",
+    precision: str = "split",
+    interpret: bool = False,
+):
+    """The kernel's checked settings for ``[rows, p]`` ``x``, as a hashable tuple.
+
+    ``block_rows`` (rows per program; default ``DEFAULT_ROW_ELEMENTS // p``) and
+    ``num_warps`` are the launch settings; ``variant`` (``'transpose'``: two in-register
+    transposes per transform; ``'alternate'``: one, the layout alternating between transforms;
+    ``'rowloop'``: one row at a time, no transposes) and ``precision`` (of the bfloat16 path's
+    float32 operands: ``'split'`` into two bfloat16 halves, or ``'tf32'``) are the kernel's
+    alternatives, timed by the benchmark's sweep. ``interpret`` runs Pallas' interpreter.
+    """
+    p, dtype = x.shape[1], x.dtype
     interpret = interpret or _FORCE_INTERPRET
     if p not in _FACTORS:
         _checks.fail(
@@ -294,48 +313,14 @@ def _options(fn, p, dtype, *, block_rows, num_warps, variant, precision, interpr
     )
 
 
-def fwht_rows(
-    x: jax.Array,
-    *,
-    block_rows: int | None = None,
-    num_warps: int = DEFAULT_NUM_WARPS,
-    variant: str = "transpose",
-    precision: str = "split",
-    interpret: bool = False,
-    fn: str = "fwht",
-) -> jax.Array:
-    """Orthonormal FWHT of each row of a ``[rows, p]`` bfloat16/float32 array, one kernel.
-
-    ``block_rows`` and ``num_warps`` are the launch settings; ``variant`` (``'transpose'``:
-    two in-register transposes per transform; ``'alternate'``: one, the layout alternating
-    between transforms; ``'rowloop'``: one row at a time, no transposes) and ``precision``
-    (of the bfloat16 path's float32 operands: ``'split'`` into two bfloat16 halves, or
-    ``'tf32'``) are the kernel's alternatives, timed by the benchmark's sweep.
-    """
-    options = _options(
-        fn,
-        x.shape[1],
-        x.dtype,
-        block_rows=block_rows,
-        num_warps=num_warps,
-        variant=variant,
-        precision=precision,
-        interpret=interpret,
-    )
-    return _chain(x, (), "H", (x.dtype, x.dtype), options)
+def fwht_rows(x: jax.Array, *, fn: str = "fwht", **settings) -> jax.Array:
+    """Orthonormal FWHT of each row of a ``[rows, p]`` bfloat16/float32 array, one kernel;
+    ``settings`` as ``_options``'s."""
+    return _chain(x, (), "H", (x.dtype, x.dtype), _options(fn, x, **settings))
 
 
 def sorf_chain(
-    x: jax.Array,
-    signs: jax.Array,
-    *,
-    block_rows: int | None = None,
-    num_warps: int = DEFAULT_NUM_WARPS,
-    variant: str = "transpose",
-    precision: str = "split",
-    interpret: bool = False,
-    out_dtype=None,
-    fn: str = "sorf_projection",
+    x: jax.Array, signs: jax.Array, *, out_dtype=None, fn: str = "sorf_projection", **settings
 ) -> jax.Array:
     """``H D_1 H D_2 H D_3 x`` for each of the ``num_blocks`` sign blocks, concatenated.
 
@@ -345,20 +330,12 @@ def sorf_chain(
         constants.
       out_dtype: the result's dtype (default ``x``'s): float32 keeps the chain's float32
         result unrounded.
+      settings: the kernel's, as ``_options``'s.
 
     Returns:
       ``[rows, num_blocks * p]``, each transform orthonormal.
     """
-    options = _options(
-        fn,
-        x.shape[1],
-        x.dtype,
-        block_rows=block_rows,
-        num_warps=num_warps,
-        variant=variant,
-        precision=precision,
-        interpret=interpret,
-    )
+    options = _options(fn, x, **settings)
     signs = lax.stop_gradient(signs).astype(jnp.float32)
     vectors = (signs[:, 2], signs[:, 1], signs[:, 0])  # D_3 first
     out_dtype = jnp.dtype(x.dtype if out_dtype is None else out_dtype)
