@@ -25,7 +25,11 @@ linear in the input, so its vector-Jacobian product is the transposed chain run 
 kernel (``jax.custom_vjp``); the vectors are drawn constants, and no gradient flows to them.
 
 The kernel is written for Pallas' Triton backend and runs only on NVIDIA GPUs. ``interpret``
-runs the same kernel body through Pallas' interpreter on any backend (tests on CPU).
+runs the same kernel body through Pallas' interpreter on any backend (tests on CPU). Two
+alternatives exist for the benchmark's sweep, not yet timed on a GPU: the ``'alternate'``
+variant keeps a row transposed between consecutive transforms (one transpose per transform
+instead of two; the signs are permuted to match), and ``precision='tf32'`` replaces each
+``hi + lo`` pair by one TF32 matmul (~2^-11 relative per stage).
 """
 
 from __future__ import annotations
@@ -46,8 +50,9 @@ SUPPORTED_DIMS = tuple(_FACTORS)
 SUPPORTED_DTYPES = (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float32))
 # Rows per program and warps per program: the fastest of the sweep in
 # experiments/benchmarks/fwht_bandwidth_benchmark.py (--sweep) on an H200 at N = 10^6,
-# p = 1024, bfloat16: 4 rows and 4 warps ran fwht in 1.47 ms, level with an elementwise pass
-# (1.44 ms); 16 rows and 8 warps took 2.89 ms, 32 rows and 4 warps 4.97 ms.
+# p = 1024, bfloat16 (commit 1775e7a): 4 rows and 4 warps ran fwht in 1.47 ms, level with an
+# elementwise pass (1.44 ms); 16 rows and 8 warps took 2.89 ms, 32 rows and 4 warps 4.97 ms.
+# Again at 1885518: 4 rows and 4 warps 1.44 ms, the fastest of 1 to 16 rows and 2 to 8 warps.
 DEFAULT_ROW_ELEMENTS = 4 * 1024  # rows per program: this many elements / p
 DEFAULT_NUM_WARPS = 4
 # Tests set this to run the public entry points (fwht, sorf_projection with
