@@ -173,6 +173,18 @@ def test_sorf_features_keep_float32_angles(interpret):
     )
 
 
+def test_no_rows(interpret):
+    params = rf.draw_sorf(jax.random.key(0), 256, 512)
+    empty = jnp.ones((0, 256), jnp.bfloat16)
+    out = rf.sorf_projection(empty, params, temperature=1.0, implementation="pallas")
+    assert out.shape == (0, 512) and out.dtype == jnp.bfloat16
+    grad = jax.grad(
+        lambda z: jnp.sum(rf.sorf_projection(z, params, temperature=1.0, implementation="pallas"))
+    )(jnp.ones((0, 256)))
+    assert grad.shape == (0, 256)
+    assert hp.fwht_rows(jnp.ones((0, 1024)), interpret=True).shape == (0, 1024)
+
+
 def test_no_gradient_flows_to_the_signs(interpret):
     params = rf.draw_sorf(jax.random.key(9), 256, 256)
     z = jax.random.normal(jax.random.key(10), (4, 256))

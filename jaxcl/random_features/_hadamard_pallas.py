@@ -176,6 +176,8 @@ def _call(
     p = vectors[0].shape[1] if vectors else x.shape[1]
     r1, r2 = _FACTORS[p]
     rows = x.shape[0]
+    if rows == 0:  # no rows: nothing to launch
+        return jnp.zeros((0, num_blocks * p), out_dtype)
     padded = -(-rows // block_rows) * block_rows
     if padded != rows:
         x = jnp.pad(x, [(0, padded - rows), (0, 0)])
