@@ -16,7 +16,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-import scipy.linalg
+from test_fwht import dense_reference
+from test_random_features import np_sorf_matrix
 
 from jaxcl import random_features as rf
 from jaxcl.random_features import _hadamard_pallas as hp
@@ -29,22 +30,17 @@ def interpret(monkeypatch):
 
 
 def hadamard(d: int) -> np.ndarray:
-    return scipy.linalg.hadamard(d).astype(np.float64) / np.sqrt(d)
+    """Orthonormal Sylvester ``H_d`` in float64 (test_fwht's reference on the identity)."""
+    return dense_reference(np.eye(d))
 
 
 def sorf_dense(params, temperature) -> np.ndarray:
-    """``W_SORF^T`` ([dim, num_features]) in float64 from the drawn signs (ESCo Eq. 12)."""
-    signs = np.asarray(params.signs, np.float64)
-    num_blocks, _, p = signs.shape
-    h = hadamard(p)
-    blocks = []
-    for t in range(num_blocks):
-        d1, d2, d3 = (np.diag(signs[t, i]) for i in range(3))
-        w = np.sqrt(p / temperature) * h @ d1 @ h @ d2 @ h @ d3
-        if params.scales is not None:
-            w = np.asarray(params.scales[t], np.float64)[:, None] * w
-        blocks.append(w)
-    return np.concatenate(blocks)[: params.num_features, : params.dim].T
+    """``W_SORF^T`` ([dim, num_features]) in float64 (test_random_features' reference), with
+    the chi norms' per-projection scales when drawn."""
+    w = np_sorf_matrix(params.signs, params.dim, params.num_features, temperature)
+    if params.scales is not None:
+        w = w * np.asarray(params.scales, np.float64).reshape(-1)[: params.num_features]
+    return w
 
 
 def rel_err(got, want) -> float:
