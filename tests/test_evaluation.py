@@ -489,6 +489,40 @@ def test_svm_kfold_accuracy_errors(kw, match):
         evaluation.svm_kfold_accuracy(**args)
 
 
+def test_node_logistic_regression_runs_equal_one_run_per_seed():
+    # The selection problem above (validation peaks early): every seed's classifier, trained
+    # in one batched program, gives what its own run gives.
+    x, y = _noisy(1000, dim=32, num_classes=4, flip=0.35, seed=5)
+    masks = random_node_split(1000, seed=0)
+    kw = dict(num_classes=4, steps=600, eval_every=10, learning_rate=0.05)
+    seeds = [0, 7, 1000, 2000, 3]
+    many = evaluation.node_logistic_regression_runs(x, y, *masks, seeds=seeds, **kw)
+    one = [evaluation.node_logistic_regression(x, y, *masks, seed=s, **kw) for s in seeds]
+    for name in ("test_acc", "val_acc", "best_step"):
+        assert many[name].shape == (len(seeds),)
+        np.testing.assert_array_equal(many[name], [r[name] for r in one], err_msg=name)
+    assert len(set(many["best_step"].tolist())) > 1  # the seeds do differ
+    single = evaluation.node_logistic_regression_runs(x, y, *masks, seeds=[7], **kw)
+    assert single["test_acc"].tolist() == [one[1]["test_acc"]]
+
+
+@pytest.mark.parametrize(
+    "seeds,match",
+    [
+        ([], r"`seeds` is empty"),
+        (3, r"`seeds` must be a sequence of non-negative integers, got 3"),
+        ("01", r"`seeds` must be a sequence"),
+        ([0, -1], r"`seed` must be a non-negative integer, got -1"),
+        ([0, 1.5], r"`seed` must be a non-negative integer, got 1.5"),
+    ],
+)
+def test_node_logistic_regression_runs_errors(seeds, match):
+    with pytest.raises(ValueError, match=r"node_logistic_regression_runs: " + match):
+        evaluation.node_logistic_regression_runs(
+            _X, _Y, _TR, _VA, _TE, num_classes=2, steps=5, seeds=seeds
+        )
+
+
 _TR = np.arange(20) < 10
 _VA = (np.arange(20) >= 10) & (np.arange(20) < 15)
 _TE = np.arange(20) >= 15

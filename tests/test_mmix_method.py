@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from flax import nnx
 
-from jaxcl import graphs, losses, methods, mixers, training
+from jaxcl import evaluation, graphs, losses, methods, mixers, training
 from jaxcl.configs import mmix_node
 from jaxcl.data import NodeDataset
 
@@ -163,8 +163,24 @@ def test_short_run_on_cora_trains_and_evaluates(tmp_path):
     c.data.data_dir = str(DATA)
     c.train.epochs = 3
     c.eval.node_classifier_runs = 3
+    c.eval.node_every_epochs = 3
     results = training.train_and_evaluate(c, str(tmp_path))
     assert results["test_top1_std_over_classifiers"] >= 0.0
+    # The final score is the last epoch's evaluation (not run twice), the mean of one
+    # classifier per seed (seed, seed + 1000, ...) on the trained model's embeddings.
+    (last,) = json.loads((tmp_path / "eval_history.json").read_text())
+    assert last["epoch"] == 3 and last["node_test_acc"] == results["test_top1"]
+    run, state = training.load_run(c, str(tmp_path))
+    with jax.set_mesh(run.mesh):
+        x = np.asarray(run.method.features(run.model(state), run.task.graph))
+    ds = run.task.ds
+    one = [
+        evaluation.node_logistic_regression(
+            x, ds.labels, ds.train_mask, ds.val_mask, ds.test_mask, num_classes=7, seed=s
+        )["test_acc"]
+        for s in (c.seed, c.seed + 1000, c.seed + 2000)
+    ]
+    assert results["test_top1"] == pytest.approx(np.mean(one), abs=1e-12)
     assert results["steps"] == 3 and np.isfinite(results["final_loss"])
     assert 0.0 < results["test_top1"] <= 1.0
     assert -1.0 <= results["cluster_nmi"] <= 1.0 and -1.0 <= results["cluster_ari"] <= 1.0
