@@ -489,6 +489,17 @@ def test_svm_kfold_accuracy_errors(kw, match):
         evaluation.svm_kfold_accuracy(**args)
 
 
+def test_node_logistic_regression_with_one_evaluation_reports_the_last_step():
+    # eval_every = steps: MVGRL's classifier (no selection), the accuracy after the last step.
+    x, y = _noisy(1000, dim=32, num_classes=4, flip=0.35, seed=5)
+    masks = random_node_split(1000, seed=0)
+    kw = dict(num_classes=4, steps=300, eval_every=300, seed=2)
+    out = evaluation.node_logistic_regression(x, y, *masks, learning_rate=0.05, **kw)
+    (val, test, step), history = _node_reference(x, y, masks, lr=0.05, **kw)
+    assert out["best_step"] == step == 300 and len(history) == 1
+    np.testing.assert_allclose([out["val_acc"], out["test_acc"]], [val, test], atol=1e-6)
+
+
 def test_node_logistic_regression_runs_equal_one_run_per_seed():
     # The selection problem above (validation peaks early): every seed's classifier, trained
     # in one batched program, gives what its own run gives.

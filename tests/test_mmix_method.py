@@ -174,12 +174,15 @@ def test_short_run_on_cora_trains_and_evaluates(tmp_path):
     with jax.set_mesh(run.mesh):
         x = np.asarray(run.method.features(run.model(state), run.task.graph))
     ds = run.task.ds
+    # MVGRL's classifier: 300 Adam steps on the raw embeddings, the last step's accuracy
+    mvgrl = dict(steps=300, eval_every=300, normalize=None, weight_decay=0.0)
+    masks = (ds.train_mask, ds.val_mask, ds.test_mask)
     one = [
-        evaluation.node_logistic_regression(
-            x, ds.labels, ds.train_mask, ds.val_mask, ds.test_mask, num_classes=7, seed=s
-        )["test_acc"]
+        evaluation.node_logistic_regression(x, ds.labels, *masks, num_classes=7, seed=s, **mvgrl)
         for s in (c.seed, c.seed + 1000, c.seed + 2000)
     ]
+    assert all(r["best_step"] == 300 for r in one)
+    one = [r["test_acc"] for r in one]
     assert results["test_top1"] == pytest.approx(np.mean(one), abs=1e-12)
     assert results["steps"] == 3 and np.isfinite(results["final_loss"])
     assert 0.0 < results["test_top1"] <= 1.0
@@ -190,9 +193,21 @@ def test_short_run_on_cora_trains_and_evaluates(tmp_path):
 def test_node_evaluation_keys_are_validated():
     c = _experiment("mp", "cora")
     assert (c.eval.node_classifier_runs, c.eval.node_clustering) == (50, True)
-    c.eval.node_classifier_runs = 0
-    with pytest.raises(training.ConfigError, match="eval.node_classifier_runs"):
-        training.validate(c)
+    assert (c.eval.node_classifier_steps, c.eval.node_classifier_eval_every) == (300, 300)
+    assert c.eval.node_classifier_normalize == "none"
+    assert c.eval.node_classifier_weight_decay == 0.0
+    assert _experiment("mp", "citeseer").eval.node_classifier_weight_decay == 0.01
+    for key, value in [
+        ("node_classifier_runs", 0),
+        ("node_classifier_steps", 0),
+        ("node_classifier_eval_every", -1),
+        ("node_classifier_normalize", "unit"),
+        ("node_classifier_weight_decay", -0.1),
+    ]:
+        bad = _experiment("mp", "cora")
+        bad.eval[key] = value
+        with pytest.raises(training.ConfigError, match=f"eval.{key}"):
+            training.validate(bad)
 
 
 @pytest.mark.parametrize("mixing", ["mo", "binary"])
@@ -329,3 +344,50 @@ def test_dblp_without_synthetic_names_the_key(tmp_path):
     c.data.synthetic = False
     with pytest.raises(training.ConfigError, match="config.data.synthetic=True"):
         training.train_and_evaluate(c, str(tmp_path))
+
+
+def _node_curves():
+    spec = importlib.util.spec_from_file_location(
+        "node_curves", REPO / "experiments/mmix/node_curves.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_node_curves_early_stopping_is_mvgrls_rule():
+    early_stop = _node_curves().early_stop
+    # MVGRL's loop: a loss below the best resets the wait; `patience` epochs without one stop.
+    losses = np.array([5.0, 4.0, 4.5, 4.2, 3.9, 4.0, 4.1, 3.95, 3.8])
+    assert early_stop(losses, patience=2) == (4, 2)
+    assert early_stop(losses, patience=3) == (8, 5)
+    assert early_stop(losses, patience=4) == (9, 9)  # never stops: the last epoch, its best
+
+
+def test_node_curves_reads_a_run_with_periodic_evaluation(tmp_path):
+    if not (DATA / "planetoid").is_dir():
+        pytest.fail(f"benchmark data not found at {DATA} (../shared/data beside the checkout)")
+    c = _experiment("mp", "cora,quick")
+    c.data.data_dir = str(DATA)
+    c.train.epochs = 4
+    c.train.log_every_steps = 1
+    c.eval.node_every_epochs = 2
+    c.eval.node_classifier_runs = 2
+    run_dir = tmp_path / "mp"
+    training.train_and_evaluate(c, str(run_dir))
+    module = _node_curves()
+    module.main(["--data", "cora", "--runs", f"mp={run_dir}", "--out", str(tmp_path / "out")])
+    out = json.loads((tmp_path / "out" / "node_curves_cora.json").read_text())
+    row = out["rows"]["mp"]
+    history = json.loads((run_dir / "eval_history.json").read_text())
+    assert row["epochs"] == [2, 4]
+    assert row["test_acc"] == [100 * h["node_test_acc"] for h in history]
+    assert out["paper"]["mp"] == 85.9 and row["lr"] == c.optim.lr
+    assert set(row["early_stopping"]) == {"20", "30"}
+    assert row["early_stopping"]["20"] == [4, int(np.argmin(module.logged_losses(run_dir)[1])) + 1]
+    assert (tmp_path / "out" / "node_curves_cora.png").stat().st_size > 10_000
+    # A run whose loss was not logged every epoch cannot say where early stopping stops.
+    c.train.log_every_steps = 2
+    training.train_and_evaluate(c, str(tmp_path / "every2"))
+    with pytest.raises(SystemExit, match="not logged every epoch"):
+        module.main(["--data", "cora", "--runs", f"mp={tmp_path / 'every2'}"])

@@ -140,5 +140,9 @@ CHECKS = {
     "eval.linear_steps": _positive_int,
     "train.eval_every_epochs": _nonnegative_int,
     "eval.node_classifier_runs": _positive_int,
+    "eval.node_classifier_steps": _positive_int,
+    "eval.node_classifier_eval_every": _positive_int,
+    "eval.node_classifier_normalize": lambda p, v: _choice(p, v, ("l2", "standardize", "none")),
+    "eval.node_classifier_weight_decay": _nonnegative,
     "eval.node_clustering": flag,
 }

@@ -41,6 +41,16 @@ def config_defaults(data: str, method, config) -> dict:
             # Logistic regressions per evaluation, each from its own initialisation; the
             # result is their mean (and std): MVGRL's and m-Mix's protocol (50 runs).
             "node_classifier_runs": 1,
+            # Each classifier (jaxcl.evaluation.node_logistic_regression): full-batch Adam
+            # steps at lr 0.01 with this L2 weight decay, on embeddings scaled to unit norm
+            # ('l2'), z-scored ('standardize') or as they are ('none'); the test accuracy at
+            # the evaluation (every `eval_every` steps) with the best validation accuracy.
+            # The defaults are GRACE's / PyGCL's protocol; MVGRL's and m-Mix's code train
+            # 300 steps on the raw embeddings and take the last step (eval_every = steps).
+            "node_classifier_steps": 5000,
+            "node_classifier_eval_every": 20,
+            "node_classifier_normalize": "l2",
+            "node_classifier_weight_decay": 0.0,
             # k-means on the final embeddings, NMI and ARI (MVGRL's and m-Mix's Table 8)
             "node_clustering": False,
         },
@@ -114,7 +124,8 @@ class NodeClassificationTask:
 
     def _classify(self, x: np.ndarray) -> dict:
         train, val, test = self._masks()
-        runs = self.config.eval.node_classifier_runs
+        cfg = self.config.eval
+        runs = cfg.node_classifier_runs
         # one run: the run's seed (as before); more: seed, seed + 1000, ..., trained together
         r = evaluation.node_logistic_regression_runs(
             x,
@@ -124,6 +135,12 @@ class NodeClassificationTask:
             test,
             num_classes=self.spec.num_classes,
             seeds=[self.config.seed + 1000 * k for k in range(runs)],
+            steps=cfg.node_classifier_steps,
+            eval_every=cfg.node_classifier_eval_every,
+            normalize=None
+            if cfg.node_classifier_normalize == "none"
+            else cfg.node_classifier_normalize,
+            weight_decay=cfg.node_classifier_weight_decay,
         )
         return {
             "node_test_acc": float(np.mean(r["test_acc"])),
