@@ -364,24 +364,29 @@ def test_node_curves_early_stopping_is_mvgrls_rule():
     assert early_stop(losses, patience=4) == (9, 9)  # never stops: the last epoch, its best
 
 
-def test_node_curves_reads_a_run_with_periodic_evaluation(tmp_path):
+def test_node_curves_scores_every_checkpoint_with_both_classifiers(tmp_path):
     if not (DATA / "planetoid").is_dir():
         pytest.fail(f"benchmark data not found at {DATA} (../shared/data beside the checkout)")
     c = _experiment("mp", "cora,quick")
     c.data.data_dir = str(DATA)
     c.train.epochs = 4
     c.train.log_every_steps = 1
-    c.eval.node_every_epochs = 2
-    c.eval.node_classifier_runs = 2
+    c.train.checkpoint_every_steps = 2
+    c.eval.node_classifier_runs = 3
     run_dir = tmp_path / "mp"
-    training.train_and_evaluate(c, str(run_dir))
+    results = training.train_and_evaluate(c, str(run_dir))
     module = _node_curves()
-    module.main(["--data", "cora", "--runs", f"mp={run_dir}", "--out", str(tmp_path / "out")])
-    out = json.loads((tmp_path / "out" / "node_curves_cora.json").read_text())
+    out = tmp_path / "out"
+    module.main(["--data", "cora", "--runs", f"mp={run_dir}", "--out", str(out), "--classifiers=3"])
+    out = json.loads((out / "node_curves_cora.json").read_text())
     row = out["rows"]["mp"]
-    history = json.loads((run_dir / "eval_history.json").read_text())
-    assert row["epochs"] == [2, 4]
-    assert row["test_acc"] == [100 * h["node_test_acc"] for h in history]
+    assert set(row["protocols"]) == {"mvgrl", "grace"}
+    mvgrl, grace = row["protocols"]["mvgrl"], row["protocols"]["grace"]
+    assert mvgrl["epochs"] == grace["epochs"] == [2, 4]
+    # The configs' classifier is MVGRL's: the last checkpoint's score is the run's result.
+    assert mvgrl["test_acc"][-1] == pytest.approx(100 * results["test_top1"], abs=1e-9)
+    assert (mvgrl["steps"], grace["steps"]) == (300, 5000)
+    assert mvgrl["test_acc"] != grace["test_acc"]
     assert out["paper"]["mp"] == 85.9 and row["lr"] == c.optim.lr
     assert set(row["early_stopping"]) == {"20", "30"}
     assert row["early_stopping"]["20"] == [4, int(np.argmin(module.logged_losses(run_dir)[1])) + 1]

@@ -1,26 +1,30 @@
 """Node-classification accuracy over a long pretraining, one curve per m-Mix row (Tables 1/5).
 
 The node rows were trained for 200 epochs (MVGRL: 300) where the paper trains "up to 2000
-with early stopping". This script reads runs made with periodic evaluation, e.g. (Cora,
-seed 0, 1000 epochs, 50 classifiers every 100 epochs, the loss logged every epoch)::
+with early stopping". This script reads runs that kept a checkpoint every 100 epochs, e.g.
+(Cora, seed 0, 600 epochs, the loss logged every epoch)::
 
     for row in mp mo random mp_nodiv binary; do
-      python -m jaxcl.main --config=experiments/mmix/node_$row.py:cora --config.seed=0 \\
-          --config.data.data_dir=../shared/data --workdir=/tmp/curves/cora_$row \\
-          --config.train.epochs=1000 --config.eval.node_every_epochs=100 \\
-          --config.train.log_every_steps=1
+      python -m jaxcl.main --config=experiments/mmix/node_$row.py:cora --config.seed=0 \
+          --config.data.data_dir=../shared/data --workdir=/tmp/curves/cora_$row \
+          --config.train.epochs=600 --config.train.checkpoint_every_steps=100 \
+          --config.train.keep_checkpoints=6 --config.train.log_every_steps=1
     done
     # MVGRL's row: --config=experiments/mvgrl/cora.py, the same flags
-    python experiments/mmix/node_curves.py --data cora \\
+    python experiments/mmix/node_curves.py --data cora \
         --runs mvgrl=/tmp/curves/cora_mvgrl mp=/tmp/curves/cora_mp ...
 
-and writes ``experiments/mmix/results/node_curves_<data>.{json,png}``: test accuracy (mean and
-std over the classifiers) at each evaluated epoch beside the paper's number, the training
-loss, and where MVGRL's early stopping (its ``node/train.py``: stop once the loss has not
-improved for ``patience`` epochs, evaluate the model of the lowest loss) would have stopped
-on that loss, for MVGRL's patience (20) and m-Mix's (30, Appendix A: "2000 epochs ...
-early stopping with the patience of 30"). The accuracy at those epochs is not measured (the
-runs evaluate every 100 epochs); the JSON gives the stopping and lowest-loss epochs only.
+scores every checkpoint with two node classifiers (50 logistic regressions each, the mean
+reported): ``mvgrl``, the classifier of MVGRL's and m-Mix's code (300 Adam steps on the raw
+embeddings, the last step; the configs' default) and ``grace``, GRACE's / PyGCL's (5000
+steps on unit-norm embeddings, the step with the best validation accuracy), and writes
+``experiments/mmix/results/node_curves_<data>.{json,png}``: test accuracy at each checkpoint
+beside the paper's number, the training loss, and where MVGRL's early stopping (its
+``node/train.py``: stop once the loss has not improved for ``patience`` epochs, keep the
+model of the lowest loss) would have stopped on that loss, for MVGRL's patience (20) and
+m-Mix's (30, Appendix A: "2000 epochs ... early stopping with the patience of 30"). The
+accuracy at those epochs is not measured unless they fall on a checkpoint; the JSON gives the
+stopping and lowest-loss epochs.
 """
 
 from __future__ import annotations
@@ -84,8 +88,52 @@ def early_stop(losses: np.ndarray, patience: int) -> tuple[int, int]:
     return len(losses), best_epoch
 
 
-def summarize(workdir: str, patiences: list[int]) -> dict:
-    history = json.load(open(os.path.join(workdir, "eval_history.json")))
+# The node classifiers compared (config keys eval.node_classifier_*); weight decay: the
+# MVGRL code's 0.01 on Citeseer, else 0.
+PROTOCOLS = {
+    "mvgrl": dict(steps=300, eval_every=300, normalize="none"),
+    "grace": dict(steps=5000, eval_every=20, normalize="l2"),
+}
+
+
+def score_checkpoints(workdir: str, classifiers: int = 50) -> dict:
+    """Test accuracy (mean and std over ``classifiers`` logistic regressions, %) of every
+    checkpoint of a run, for each of :data:`PROTOCOLS`."""
+    import jax
+    import ml_collections
+
+    from jaxcl import training
+
+    config = ml_collections.ConfigDict(json.load(open(os.path.join(workdir, "config.json"))))
+    out = {}
+    for name, keys in PROTOCOLS.items():
+        c = ml_collections.ConfigDict(config.to_dict())
+        for key, value in keys.items():
+            c.eval[f"node_classifier_{key}"] = value
+        weight_decay = 0.01 if c.data.name == "citeseer" and name == "mvgrl" else 0.0
+        c.eval.node_classifier_weight_decay = weight_decay
+        c.eval.node_classifier_runs = classifiers
+        run, _ = training.load_run(c, workdir)
+        checkpointer = run.checkpointer(workdir)
+        steps = checkpointer.all_steps()
+        scores = []
+        with jax.set_mesh(run.mesh):
+            for step in steps:
+                state = checkpointer.restore(run.abstract_state, step)
+                x = run.method.features(run.model(state), run.task.graph)
+                scores.append(run.task.evaluate(lambda _, x=x: x, step // run.task.steps_per_epoch))
+        checkpointer.close()
+        out[name] = {
+            "epochs": [s // run.task.steps_per_epoch for s in steps],
+            "test_acc": [100 * r["node_test_acc"] for r in scores],
+            "test_acc_std_over_classifiers": [100 * r["node_test_acc_std"] for r in scores],
+            "weight_decay": weight_decay,
+            **keys,
+        }
+    return out
+
+
+def summarize(workdir: str, patiences: list[int], classifiers: int = 50) -> dict:
     config = json.load(open(os.path.join(workdir, "config.json")))
     steps, losses = logged_losses(workdir)
     if len(steps) and not np.array_equal(steps, np.arange(1, len(steps) + 1)):
@@ -98,9 +146,8 @@ def summarize(workdir: str, patiences: list[int]) -> dict:
         "method": config["method"]["name"],
         "seed": config["seed"],
         "lr": config["optim"]["lr"],
-        "epochs": [h["epoch"] for h in history],
-        "test_acc": [100 * h["node_test_acc"] for h in history],
-        "test_acc_std_over_classifiers": [100 * h["node_test_acc_std"] for h in history],
+        "classifiers": classifiers,
+        "protocols": score_checkpoints(workdir, classifiers),
         "loss_every_10_epochs": losses[9::10].round(5).tolist(),
         # patience -> (the epoch it stops after, the epoch of the model it keeps)
         "early_stopping": {str(p): early_stop(losses, p) for p in patiences},
@@ -113,28 +160,34 @@ def plot(rows: dict, data: str, path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, axes = plt.subplots(1, len(PROTOCOLS) + 1, figsize=(17, 4.8))
+    titles = {"mvgrl": "MVGRL's classifier (the configs')", "grace": "GRACE's classifier"}
     for i, (row, r) in enumerate(rows.items()):
-        color = f"C{i}"
-        ax.errorbar(
-            r["epochs"], r["test_acc"], yerr=r["test_acc_std_over_classifiers"],
-            color=color, marker="o", ms=3, capsize=2, label=LABELS.get(row, row),
-        )  # fmt: skip
-        if row in PAPER.get(data, {}):
-            ax.axhline(PAPER[data][row], color=color, ls="--", lw=0.8)
+        color, label = f"C{i}", LABELS.get(row, row)
+        for ax, (name, p) in zip(axes, r["protocols"].items(), strict=False):
+            ax.errorbar(
+                p["epochs"], p["test_acc"], yerr=p["test_acc_std_over_classifiers"],
+                color=color, marker="o", ms=3, capsize=2, label=label,
+            )  # fmt: skip
+            if row in PAPER.get(data, {}):
+                ax.axhline(PAPER[data][row], color=color, ls="--", lw=0.8)
+            ax.set_title(f"{data}: {titles.get(name, name)}; dashed: the paper's")
         epochs = np.arange(10, 10 * len(r["loss_every_10_epochs"]) + 1, 10)
-        bx.plot(epochs, r["loss_every_10_epochs"], color=color, label=LABELS.get(row, row))
+        axes[-1].plot(epochs, r["loss_every_10_epochs"], color=color, label=label)
         for stop, _ in r["early_stopping"].values():
-            bx.axvline(stop, color=color, ls=":", lw=0.8)
-    ax.set_xlabel("pretraining epoch")
-    ax.set_ylabel("test accuracy, %  (mean ± std of the classifiers)")
-    ax.set_title(f"{data}: accuracy during pretraining (dashed: the paper's)")
-    ax.legend(fontsize=8)
-    bx.set_xlabel("pretraining epoch")
-    bx.set_ylabel("training loss")
-    bx.set_title("loss (dotted: where early stopping would stop)")
+            axes[-1].axvline(stop, color=color, ls=":", lw=0.8)
+    low = min(ax.get_ylim()[0] for ax in axes[:-1])
+    high = max(ax.get_ylim()[1] for ax in axes[:-1])
+    for ax in axes[:-1]:
+        ax.set_ylim(low, high)  # the classifiers on one scale
+        ax.set_xlabel("pretraining epoch")
+        ax.set_ylabel("test accuracy, %  (mean ± std over the classifiers)")
+        ax.legend(fontsize=7)
+    axes[-1].set_xlabel("pretraining epoch")
+    axes[-1].set_ylabel("training loss")
+    axes[-1].set_title("loss (dotted: where early stopping would stop)")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=110)
 
 
 def main(argv=None):
@@ -142,6 +195,7 @@ def main(argv=None):
     parser.add_argument("--data", required=True, choices=sorted(PAPER))
     parser.add_argument("--runs", nargs="+", required=True, help="row=workdir ...")
     parser.add_argument("--patience", type=int, nargs="+", default=[20, 30])
+    parser.add_argument("--classifiers", type=int, default=50, help="per checkpoint and protocol")
     parser.add_argument("--out", default=os.path.join(HERE, "results"))
     args = parser.parse_args(argv)
     rows = {}
@@ -149,15 +203,19 @@ def main(argv=None):
         row, sep, workdir = item.partition("=")
         if not sep or not os.path.isdir(workdir):
             raise SystemExit(f"--runs {item!r}: expected row=workdir with an existing workdir")
-        rows[row] = summarize(workdir, args.patience)
-    stops = " | ".join(f"stops (kept), patience {p}" for p in args.patience)
-    epochs = " | ".join(str(e) for e in rows[next(iter(rows))]["epochs"])
-    print(f"| row | paper | {epochs} | {stops} |")
+        rows[row] = summarize(workdir, args.patience, args.classifiers)
+    first = next(iter(rows.values()))
+    for name in PROTOCOLS:
+        epochs = " | ".join(str(e) for e in first["protocols"][name]["epochs"])
+        print(f"\n{name} classifier\n| row | paper | {epochs} |")
+        for row, r in rows.items():
+            accs = " | ".join(f"{a:.1f}" for a in r["protocols"][name]["test_acc"])
+            paper = PAPER[args.data].get(row, float("nan"))
+            print(f"| {LABELS.get(row, row)} | {paper} | {accs} |")
+    print("\nearly stopping on the loss: stops after epoch (keeps epoch)")
     for row, r in rows.items():
-        accs = " | ".join(f"{a:.1f}" for a in r["test_acc"])
-        paper = PAPER[args.data].get(row, float("nan"))
-        stops = " | ".join(f"{a} ({b})" for a, b in r["early_stopping"].values())
-        print(f"| {LABELS.get(row, row)} | {paper} | {accs} | {stops} |")
+        stops = ", ".join(f"patience {p}: {a} ({b})" for p, (a, b) in r["early_stopping"].items())
+        print(f"  {LABELS.get(row, row)}: {stops}")
     os.makedirs(args.out, exist_ok=True)
     stem = os.path.join(args.out, f"node_curves_{args.data}")
     with open(stem + ".json", "w") as f:
