@@ -506,7 +506,7 @@ def test_node_logistic_regression_runs_equal_one_run_per_seed():
     x, y = _noisy(1000, dim=32, num_classes=4, flip=0.35, seed=5)
     masks = random_node_split(1000, seed=0)
     kw = dict(num_classes=4, steps=600, eval_every=10, learning_rate=0.05)
-    seeds = [0, 7, 1000, 2000, 3]
+    seeds = [0, 7, 1000, 2000, 3, 2**33 + 5]
     many = evaluation.node_logistic_regression_runs(x, y, *masks, seeds=seeds, **kw)
     one = [evaluation.node_logistic_regression(x, y, *masks, seed=s, **kw) for s in seeds]
     for name in ("test_acc", "val_acc", "best_step"):

@@ -11,7 +11,9 @@ row sums; one GCN layer per view (adjacency ``D^-1/2 (A + I) D^-1/2``, exact den
 diffusion with ``alpha = 0.2``) of ``width`` units with PReLU; Adam at 3e-4 without weight
 decay; ``tau = 1``; the full graph every step for a fixed number of epochs (the paper: up to
 2000 with early stopping; the official code's early stopping is commented out). Evaluation:
-the public Planetoid split, the mean of 50 logistic regressions (the paper's protocol) on the
+the public Planetoid split, MVGRL's classifier as the official code runs it (the mean of 50
+logistic regressions, 300 Adam steps each on the raw embeddings, the last step; see
+:func:`jaxcl.configs.mvgrl_node.apply_mvgrl_classifier`) on the
 mixed branch plus view b, ``g(mix(z^a)) + z^b`` (the paper's Table 10;
 ``--config.method.eval_features=encoder`` for ``z^a + z^b``), and k-means NMI / ARI (Table 8); the
 pretraining is repeated over seeds with ``--config.seed``.
