@@ -71,6 +71,30 @@ def test_loss_is_node_objective_of_mixed_view_plus_diversity(partners, weight):
     np.testing.assert_allclose(method.features(model, inputs), z_a + z_b, rtol=1e-6)
 
 
+def test_cross_view_negatives_are_the_official_scripts_loss():
+    method, model, inputs = _setup(mixing="mp", diversity=0.5, negatives="cross")
+    loss, _ = method.loss(model, inputs, jax.random.key(0), {})
+    z_a, z_b = model.embed(inputs)
+    p_m, p_n = model.projections()
+    edges = dict(senders=inputs.graph.senders, receivers=inputs.graph.receivers)
+    u = np.asarray(model.g(mixers.mp_mix(z_a, p_m, p_n, **edges)), np.float64)
+    v = np.asarray(z_b, np.float64)
+    # The official node script: cosine logits between the views (tau = 1), cross entropy
+    # over each row and each column against the diagonal, averaged.
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    logits = u @ v.T
+
+    def xent(lg):
+        return np.mean(np.log(np.exp(lg).sum(1)) - np.diag(lg))
+
+    want = 0.5 * (xent(logits) + xent(logits.T))
+    want += 0.5 * float(losses.mmix_diversity_loss(z_a, p_m, p_n))
+    np.testing.assert_allclose(loss, want, rtol=1e-5)
+    both, _ = _setup(mixing="mp", diversity=0.5)[0].loss(model, inputs, jax.random.key(0), {})
+    assert not np.isclose(loss, both)
+
+
 @pytest.mark.parametrize(
     ("mixing", "mixer"),
     [
@@ -122,6 +146,7 @@ def test_op_threshold_changes_the_mix_and_wp_ignores_it():
         (dict(temperature=0.0), r"temperature = 0.0"),
         (dict(block_size=-1), r"block_size = -1"),
         (dict(eval_features="both"), r"eval_features = 'both'"),
+        (dict(negatives="intra"), r"negatives = 'intra'"),
     ],
 )
 def test_bad_settings_are_named(hp, message):

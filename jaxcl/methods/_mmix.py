@@ -13,6 +13,9 @@ from jaxcl.methods._mvgrl import MVGRL, MVGRLInputs
 
 MIXINGS = ("random", "binary", "mo", "mp")
 EVAL_FEATURES = ("mixed", "encoder")
+# The node objective's negatives: Eq. 7's both views ("both") or the other view's only, as
+# the official node script contrasts ("cross").
+NODE_NEGATIVES = ("both", "cross")
 # The key of random-mix at evaluation: a fixed draw, so that the embeddings are a function
 # of the parameters.
 EVAL_KEY = 0
@@ -115,7 +118,8 @@ class MVGRLMix(MVGRL):
     * the mixing acts on the encoder's output and ``g`` follows it (Section 3.3, "m-mix
       followed by an MLP"); the code instead mixes inside the GCN layer, before its PReLU;
     * the objective has both views' within-view negatives (Eq. 7); the code contrasts only
-      across views;
+      across views (``negatives='cross'``: :func:`jaxcl.losses.infonce` of ``g(z_hat^a)``
+      and ``z^b``, both directions averaged, as the code's two cross-entropies);
     * mo-mix keeps ``self_weight`` (C) for the row itself and shares ``1 - C`` over the
       partners; mp-mix and random-mix put the row itself in their softmax (see
       :mod:`jaxcl.mixers`);
@@ -144,6 +148,8 @@ class MVGRLMix(MVGRL):
         # What evaluation embeds: "mixed" g(mix(z_a)) + z_b (the paper's Table 10) or
         # "encoder" z_a + z_b.
         "eval_features": "mixed",
+        # Eq. 7's negatives from both views ("both") or the other view's only ("cross").
+        "negatives": "both",
     }
 
     def __init__(self, config):
@@ -152,6 +158,7 @@ class MVGRLMix(MVGRL):
         check_mixing(self.name, hp)
         check_choice(self.name, "partners", hp.partners, PARTNERS)
         check_choice(self.name, "eval_features", hp.eval_features, EVAL_FEATURES)
+        check_choice(self.name, "negatives", hp.negatives, NODE_NEGATIVES)
         if hp.block_size < 0:
             raise ValueError(f"config.method.block_size = {hp.block_size!r}: expected >= 0")
 
@@ -180,7 +187,10 @@ class MVGRLMix(MVGRL):
     def loss(self, model, inputs: MVGRLInputs, key, extra):
         z_a, z_b = model.embed(inputs)
         hard = model.g(self.mix(model, z_a, inputs.graph, key))
-        contrast = losses.mmix_node_loss(hard, z_b, temperature=self.hp.temperature)
+        if self.hp.negatives == "cross":  # the official script: cross-view logits only
+            contrast = losses.infonce(hard, z_b, temperature=self.hp.temperature, symmetric=True)
+        else:
+            contrast = losses.mmix_node_loss(hard, z_b, temperature=self.hp.temperature)
         return with_diversity(self.hp, model, z_a, contrast, {"contrast": contrast})
 
     def features(self, model, inputs: MVGRLInputs):
