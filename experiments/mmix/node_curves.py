@@ -18,7 +18,7 @@ scores every checkpoint with two node classifiers (50 logistic regressions each,
 reported): ``mvgrl``, the classifier of MVGRL's and m-Mix's code (300 Adam steps on the raw
 embeddings, the last step; the configs' default) and ``grace``, GRACE's / PyGCL's (5000
 steps on unit-norm embeddings, the step with the best validation accuracy), and writes
-``experiments/mmix/results/node_curves_<data>.{json,png}``: test accuracy at each checkpoint
+``experiments/mmix/results/node_curves_<data><tag>.{json,png}``: test accuracy at each checkpoint
 beside the paper's number, the training loss, and where MVGRL's early stopping (its
 ``node/train.py``: stop once the loss has not improved for ``patience`` epochs, keep the
 model of the lowest loss) would have stopped on that loss, for MVGRL's patience (20) and
@@ -197,6 +197,7 @@ def main(argv=None):
     parser.add_argument("--patience", type=int, nargs="+", default=[20, 30])
     parser.add_argument("--classifiers", type=int, default=50, help="per checkpoint and protocol")
     parser.add_argument("--out", default=os.path.join(HERE, "results"))
+    parser.add_argument("--tag", default="", help="appended to the output files' names")
     args = parser.parse_args(argv)
     rows = {}
     for item in args.runs:
@@ -217,7 +218,7 @@ def main(argv=None):
         stops = ", ".join(f"patience {p}: {a} ({b})" for p, (a, b) in r["early_stopping"].items())
         print(f"  {LABELS.get(row, row)}: {stops}")
     os.makedirs(args.out, exist_ok=True)
-    stem = os.path.join(args.out, f"node_curves_{args.data}")
+    stem = os.path.join(args.out, f"node_curves_{args.data}{args.tag}")
     with open(stem + ".json", "w") as f:
         json.dump({"data": args.data, "paper": PAPER[args.data], "rows": rows}, f, indent=1)
     plot(rows, args.data, stem + ".png")
