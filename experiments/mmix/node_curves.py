@@ -105,6 +105,7 @@ def score_checkpoints(workdir: str, classifiers: int = 50) -> dict:
     from jaxcl import training
 
     config = ml_collections.ConfigDict(json.load(open(os.path.join(workdir, "config.json"))))
+    config = training.conform(config)  # keys added since the run, at their defaults
     out = {}
     for name, keys in PROTOCOLS.items():
         c = ml_collections.ConfigDict(config.to_dict())
