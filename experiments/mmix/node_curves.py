@@ -149,6 +149,7 @@ def summarize(workdir: str, patiences: list[int], classifiers: int = 50) -> dict
         "lr": config["optim"]["lr"],
         "classifiers": classifiers,
         "protocols": score_checkpoints(workdir, classifiers),
+        "logged_epochs": len(losses),
         "loss_every_10_epochs": losses[9::10].round(5).tolist(),
         # patience -> (the epoch it stops after, the epoch of the model it keeps)
         "early_stopping": {str(p): early_stop(losses, p) for p in patiences},
@@ -176,7 +177,8 @@ def plot(rows: dict, data: str, path: str) -> None:
         epochs = np.arange(10, 10 * len(r["loss_every_10_epochs"]) + 1, 10)
         axes[-1].plot(epochs, r["loss_every_10_epochs"], color=color, label=label)
         for stop, _ in r["early_stopping"].values():
-            axes[-1].axvline(stop, color=color, ls=":", lw=0.8)
+            if stop < r["logged_epochs"]:  # it stopped (else: the run's last epoch)
+                axes[-1].axvline(stop, color=color, ls=":", lw=0.8)
     low = min(ax.get_ylim()[0] for ax in axes[:-1])
     high = max(ax.get_ylim()[1] for ax in axes[:-1])
     for ax in axes[:-1]:
@@ -206,15 +208,16 @@ def main(argv=None):
         if not sep or not os.path.isdir(workdir):
             raise SystemExit(f"--runs {item!r}: expected row=workdir with an existing workdir")
         rows[row] = summarize(workdir, args.patience, args.classifiers)
-    first = next(iter(rows.values()))
     for name in PROTOCOLS:
-        epochs = " | ".join(str(e) for e in first["protocols"][name]["epochs"])
-        print(f"\n{name} classifier\n| row | paper | {epochs} |")
+        epochs = sorted({e for r in rows.values() for e in r["protocols"][name]["epochs"]})
+        print(f"\n{name} classifier\n| row | paper | {' | '.join(map(str, epochs))} |")
         for row, r in rows.items():
-            accs = " | ".join(f"{a:.1f}" for a in r["protocols"][name]["test_acc"])
+            p = r["protocols"][name]
+            acc = dict(zip(p["epochs"], p["test_acc"], strict=True))
+            accs = " | ".join(f"{acc[e]:.1f}" if e in acc else "" for e in epochs)
             paper = PAPER[args.data].get(row, float("nan"))
             print(f"| {LABELS.get(row, row)} | {paper} | {accs} |")
-    print("\nearly stopping on the loss: stops after epoch (keeps epoch)")
+    print("\nearly stopping on the loss: stops after epoch (keeps epoch); the last epoch: never")
     for row, r in rows.items():
         stops = ", ".join(f"patience {p}: {a} ({b})" for p, (a, b) in r["early_stopping"].items())
         print(f"  {LABELS.get(row, row)}: {stops}")
