@@ -5,10 +5,13 @@
     # Citeseer: :citeseer; all nodes as partners (m-mix-op): :cora,op; smoke test: :cora,quick
     # Pubmed's size, on a random graph (not run; its files are not here): :pubmed
 
-Paper (m-Mix Table 5): Cora 85.9 ± 0.3, Citeseer 75.8 ± 0.3. Measured (2-core CPU, 200
-epochs, mean of 50 logistic regressions per pretraining): Cora 81.7 ± 0.5 (82.24, 81.17)
-over seeds 0 and 1, Citeseer 70.1 ± 0.4 (seed 0, ± over the classifiers); NMI/ARI Cora 0.560
-/ 0.500 (paper 0.648 / 0.592), Citeseer 0.417 / 0.421 (paper 0.474 / 0.463). 3-9 min per run
+Paper (m-Mix Table 5): Cora 85.9 ± 0.3, Citeseer 75.8 ± 0.3. Measured with the configs'
+classifier (MVGRL's, 50 logistic regressions per pretraining; 2-core CPU, 200 epochs, scored
+by ``experiments/mmix/node_curves.py``, 2026-11-26; seed 0 trained at 2ed7310, seed 1 at
+2ef9463): Cora 81.9 ± 0.8 (82.42, 81.30) over seeds 0 and 1, Citeseer 72.1 (seed 0). With
+GRACE's classifier (the configs' until commit fd540ad): Cora 81.7 ± 0.5 (82.24, 81.17) over
+seeds 0 and 1, Citeseer 70.1 ± 0.4 (seed 0, ± over the classifiers); NMI/ARI Cora 0.560 /
+0.500 (paper 0.648 / 0.592), Citeseer 0.417 / 0.421 (paper 0.474 / 0.463). 3-9 min per run
 on shared cores; trained at commits 89a2d3a..32b4585, evaluated at a3a27ff (Cora) / 32b4585
 (Citeseer) with ``--config.seed=S``. The paper's ordering does not hold here: see the
 README's m-Mix section. With ``:cora,op`` (all nodes as partners, no threshold: the paper

@@ -11,8 +11,10 @@ of 50 logistic regressions, each 300 full-batch Adam steps at lr 0.01 on the raw
 GRACE's classifier, 5000 steps on unit-norm embeddings selected on the validation nodes,
 with ``--config.eval.node_classifier_steps=5000 --config.eval.node_classifier_eval_every=20
 --config.eval.node_classifier_normalize=l2 --config.eval.node_classifier_weight_decay=0``).
-Before commit fd540ad these configs used GRACE's classifier, which scores the same Cora
-embeddings 0.7-1.2 points lower (``experiments/mmix/node_curves.py``).
+Before commit fd540ad these configs used GRACE's classifier; on the same embeddings it
+scores MVGRL's 0.8 points lower on Cora and the m-Mix rows within ±0.7, and on Citeseer
+(without the weight decay) m-Mix's mp-mix 2.0 lower (``experiments/mmix/node_curves.py``,
+the README's m-Mix section).
 
 What differs from the official code is listed in :class:`jaxcl.methods.MVGRL`: the full
 graph every step instead of 4 sampled windows of 2000 nodes, and a fixed number of epochs
