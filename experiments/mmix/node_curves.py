@@ -36,6 +36,8 @@ import os
 
 import numpy as np
 
+from jaxcl.configs import mvgrl_node
+
 # m-Mix Table 5 (MVGRL: their rerun, Table 1), node classification accuracy in %.
 PAPER = {
     "cora": {
@@ -88,12 +90,19 @@ def early_stop(losses: np.ndarray, patience: int) -> tuple[int, int]:
     return len(losses), best_epoch
 
 
-# The node classifiers compared (config keys eval.node_classifier_*); weight decay: the
-# MVGRL code's 0.01 on Citeseer, else 0.
-PROTOCOLS = {
-    "mvgrl": dict(steps=300, eval_every=300, normalize="none"),
-    "grace": dict(steps=5000, eval_every=20, normalize="l2"),
-}
+def grace_classifier(c) -> None:
+    """GRACE's / PyGCL's node classifier (the node task's defaults)."""
+    c.eval.update(
+        node_classifier_steps=5000,
+        node_classifier_eval_every=20,
+        node_classifier_normalize="l2",
+        node_classifier_weight_decay=0.0,
+    )
+
+
+CLASSIFIER_KEYS = ("steps", "eval_every", "normalize", "weight_decay")
+# The node classifiers compared: each sets the config keys eval.node_classifier_*.
+PROTOCOLS = {"mvgrl": mvgrl_node.apply_mvgrl_classifier, "grace": grace_classifier}
 
 
 def score_checkpoints(workdir: str, classifiers: int = 50) -> dict:
@@ -107,12 +116,9 @@ def score_checkpoints(workdir: str, classifiers: int = 50) -> dict:
     config = ml_collections.ConfigDict(json.load(open(os.path.join(workdir, "config.json"))))
     config = training.conform(config)  # keys added since the run, at their defaults
     out = {}
-    for name, keys in PROTOCOLS.items():
+    for name, apply_classifier in PROTOCOLS.items():
         c = ml_collections.ConfigDict(config.to_dict())
-        for key, value in keys.items():
-            c.eval[f"node_classifier_{key}"] = value
-        weight_decay = 0.01 if c.data.name == "citeseer" and name == "mvgrl" else 0.0
-        c.eval.node_classifier_weight_decay = weight_decay
+        apply_classifier(c)
         c.eval.node_classifier_runs = classifiers
         run, _ = training.load_run(c, workdir)
         checkpointer = run.checkpointer(workdir)
@@ -128,8 +134,7 @@ def score_checkpoints(workdir: str, classifiers: int = 50) -> dict:
             "epochs": [s // run.task.steps_per_epoch for s in steps],
             "test_acc": [100 * r["node_test_acc"] for r in scores],
             "test_acc_std_over_classifiers": [100 * r["node_test_acc_std"] for r in scores],
-            "weight_decay": weight_decay,
-            **keys,
+            **{k: c.eval[f"node_classifier_{k}"] for k in CLASSIFIER_KEYS},
         }
     return out
 
