@@ -183,11 +183,11 @@ def node_logistic_regression_runs(
 
     MVGRL's and m-Mix's protocol reports the mean over 50 classifiers, each from its own
     initialisation. Here they are one compiled program (the classifier ``vmap``-ed over the
-    seeds' keys): 50 classifiers on Cora's 512-wide embeddings take 6.4 s instead of 40.0 s
-    one after another (2 CPU cores). Each run's result is the one :func:`node_logistic_regression`
-    gives for its seed (the same selection rule; floating-point sums may be ordered
-    differently in the batched products, so a tie in the validation accuracy can rarely fall
-    the other way).
+    seeds' keys): 50 classifiers on Cora's 512-wide embeddings took 6.4 s instead of 40.0 s
+    one after another (2 CPU cores, an ad hoc timing). Each run's result is the one
+    :func:`node_logistic_regression` gives for its seed (the same selection rule;
+    floating-point sums may be ordered differently in the batched products, so a tie in the
+    validation accuracy can rarely fall the other way).
 
     Args:
       x, y, train_mask, val_mask, test_mask, num_classes, steps, learning_rate,
