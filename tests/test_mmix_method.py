@@ -416,6 +416,23 @@ def test_node_curves_scores_every_checkpoint_with_both_classifiers(tmp_path):
     assert set(row["early_stopping"]) == {"20", "30"}
     assert row["early_stopping"]["20"] == [4, int(np.argmin(module.logged_losses(run_dir)[1])) + 1]
     assert (tmp_path / "out" / "node_curves_cora.png").stat().st_size > 10_000
+    for lo, mean, hi in zip(
+        mvgrl["test_acc_min_over_classifiers"], mvgrl["test_acc"],
+        mvgrl["test_acc_max_over_classifiers"], strict=True,
+    ):  # fmt: skip
+        assert lo <= mean <= hi and lo < hi  # 3 classifiers from different initialisations
+    # One classifier and the clustering: the last checkpoint's k-means is the run's own.
+    module.main([
+        "--data", "cora", "--runs", f"mp={run_dir}", "--out", str(tmp_path / "out"),
+        "--classifiers=3", "--protocols", "mvgrl", "--clustering", "--tag", "_k",
+    ])  # fmt: skip
+    row = json.loads((tmp_path / "out" / "node_curves_cora_k.json").read_text())["rows"]["mp"]
+    assert set(row["protocols"]) == {"mvgrl"}
+    assert row["protocols"]["mvgrl"]["test_acc"] == mvgrl["test_acc"]
+    assert row["clustering"]["epochs"] == [2, 4]
+    assert row["clustering"]["nmi"][-1] == pytest.approx(results["cluster_nmi"], abs=1e-6)
+    assert row["clustering"]["ari"][-1] == pytest.approx(results["cluster_ari"], abs=1e-6)
+    assert (tmp_path / "out" / "node_curves_cora_k.png").stat().st_size > 10_000
     # A run whose loss was not logged every epoch cannot say where early stopping stops.
     c.train.log_every_steps = 2
     training.train_and_evaluate(c, str(tmp_path / "every2"))
