@@ -101,6 +101,7 @@ def test_cross_view_negatives_are_the_official_scripts_loss():
         ("mo", lambda z, m, key, e: mixers.mo_mix(z, self_weight=0.3, **e)),
         ("binary", lambda z, m, key, e: mixers.binary_mix(z, **e)),
         ("random", lambda z, m, key, e: mixers.random_mix(key, z, **e)),
+        ("none", lambda z, m, key, e: z),  # the control: no mixing
     ],
 )
 def test_each_row_mixes_with_the_mixer_it_names(mixing, mixer):
@@ -112,6 +113,15 @@ def test_each_row_mixes_with_the_mixer_it_names(mixing, mixer):
         method.mix(model, z_a, inputs.graph, key), mixer(z_a, model, key, edges), rtol=1e-6
     )
     assert model.p_m is None and model.p_n is None  # only mp-mix has projections
+
+
+def test_no_mixing_contrasts_g_of_the_adjacency_view_with_the_diffusion_view():
+    method, model, inputs = _setup(mixing="none", diversity=0.0)
+    loss, metrics = method.loss(model, inputs, jax.random.key(0), {})
+    z_a, z_b = model.embed(inputs)
+    np.testing.assert_allclose(loss, losses.mmix_node_loss(model.g(z_a), z_b), rtol=1e-6)
+    assert set(metrics) == {"loss", "contrast"}
+    np.testing.assert_allclose(method.features(model, inputs), model.g(z_a) + z_b, rtol=1e-6)
 
 
 def test_gradients_reach_g_and_the_projections_even_without_the_diversity_loss():
@@ -138,7 +148,10 @@ def test_op_threshold_changes_the_mix_and_wp_ignores_it():
 @pytest.mark.parametrize(
     ("hp", "message"),
     [
-        (dict(mixing="gat"), r"config.method.mixing = 'gat'.*\['random', 'binary', 'mo', 'mp'\]"),
+        (
+            dict(mixing="gat"),
+            r"config.method.mixing = 'gat'.*\['random', 'binary', 'mo', 'mp', 'none'\]",
+        ),
         (dict(partners="knn"), r"config.method.partners = 'knn'"),
         (dict(mixing="mo", diversity=1.0), r"diversity = 1.0.*mixing='mo'"),
         (dict(mixing="random", diversity=-1.0), r"diversity = -1.0.*mixing='random'"),

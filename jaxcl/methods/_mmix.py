@@ -11,7 +11,9 @@ from jaxcl.methods._base import check_choice, register
 from jaxcl.methods._grace import GRACE
 from jaxcl.methods._mvgrl import MVGRL, MVGRLInputs
 
-MIXINGS = ("random", "binary", "mo", "mp")
+# "none": no mixing (z_hat = z, then g): the control that separates the mixing's effect
+# from the objective's and g's, which the paper does not report.
+MIXINGS = ("random", "binary", "mo", "mp", "none")
 EVAL_FEATURES = ("mixed", "encoder")
 # The node objective's negatives: Eq. 7's both views ("both") or the other view's only, as
 # the official node script contrasts ("cross").
@@ -64,7 +66,9 @@ def check_mixing(name: str, hp) -> None:
 
 def mix_with(hp, head: MixHead, z: jax.Array, key: jax.Array, **partners) -> jax.Array:
     """``z``'s hard negatives by the mixer ``hp.mixing`` names (``partners``: the edges,
-    masks, threshold or blocks to pass on)."""
+    masks, threshold or blocks to pass on); ``z`` itself for ``'none'``."""
+    if hp.mixing == "none":
+        return z
     if hp.mixing == "random":
         partners.pop("threshold", None)  # no similarity to threshold
         return mixers.random_mix(key, z, **partners)
@@ -102,7 +106,8 @@ class MVGRLMix(MVGRL):
     Both of MVGRL's views are encoded as in :class:`jaxcl.methods.MVGRL` (one GCN per view:
     the normalised adjacency and the PPR diffusion) into ``z^a``, ``z^b``. The adjacency
     view's embeddings are mixed, ``z_hat^a = mix(z^a)`` (``config.method.mixing``: ``mo``,
-    ``mp``, ``random`` or ``binary``; partners ``wp``: the graph's neighbours, sparse, or
+    ``mp``, ``random``, ``binary``, or ``none``: no mixing, ``z_hat^a = z^a``, a control
+    the paper does not report; partners ``wp``: the graph's neighbours, sparse, or
     ``op``: all nodes, with ``threshold``), passed through the MLP ``g``, and contrasted with
     ``z^b`` by m-Mix's node objective (:func:`jaxcl.losses.mmix_node_loss`, Eq. 7-8, cosine
     similarity, ``temperature``), plus ``diversity`` times the diversity loss (Eq. 6) for
