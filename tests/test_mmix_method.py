@@ -16,6 +16,7 @@ from flax import nnx
 from jaxcl import evaluation, graphs, losses, methods, mixers, training
 from jaxcl.configs import mmix_node
 from jaxcl.data import NodeDataset
+from jaxcl.methods._mvgrl import node_windows
 
 REPO = Path(__file__).parents[1]
 DATA = REPO.parent / "shared" / "data"
@@ -113,6 +114,35 @@ def test_each_row_mixes_with_the_mixer_it_names(mixing, mixer):
         method.mix(model, z_a, inputs.graph, key), mixer(z_a, model, key, edges), rtol=1e-6
     )
     assert model.p_m is None and model.p_n is None  # only mp-mix has projections
+
+
+@pytest.mark.parametrize("negatives", ["both", "cross"])
+def test_windows_contrast_within_each_window_and_mix_over_the_whole_graph(negatives):
+    method, model, inputs = _setup(
+        mixing="mp", diversity=0.5, windows=3, window_size=7, negatives=negatives
+    )
+    key = jax.random.key(4)
+    loss, metrics = method.loss(model, inputs, key, {})
+    k_mix, k_windows = jax.random.split(key)
+    ids = np.asarray(node_windows(k_windows, 20, 3, 7))
+    z_a, z_b = model.embed(inputs)
+    p_m, p_n = model.projections()
+    edges = dict(senders=inputs.graph.senders, receivers=inputs.graph.receivers)
+    hard = model.g(mixers.mp_mix(z_a, p_m, p_n, **edges))
+    if negatives == "both":
+        per_window = [losses.mmix_node_loss(hard[w], z_b[w]) for w in ids]
+    else:
+        per_window = [losses.infonce(hard[w], z_b[w], temperature=1.0, symmetric=True) for w in ids]
+    np.testing.assert_allclose(metrics["contrast"], np.mean(per_window), rtol=1e-5)
+    want = np.mean(per_window) + 0.5 * losses.mmix_diversity_loss(z_a, p_m, p_n)
+    np.testing.assert_allclose(loss, want, rtol=1e-5)
+    # random-mix draws its weights from the key left after the windows' split
+    method, model, inputs = _setup(mixing="random", diversity=0.0, windows=2, window_size=20)
+    z_a, z_b = model.embed(inputs)
+    hard = model.g(mixers.random_mix(k_mix, z_a, **edges))
+    np.testing.assert_allclose(
+        method.loss(model, inputs, key, {})[0], losses.mmix_node_loss(hard, z_b), rtol=1e-5
+    )  # two windows of the whole graph: the whole graph's objective
 
 
 def test_no_mixing_contrasts_g_of_the_adjacency_view_with_the_diffusion_view():

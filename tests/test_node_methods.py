@@ -13,7 +13,7 @@ from flax import nnx
 
 from jaxcl import graphs, losses, methods, optim, training
 from jaxcl.data import NodeDataset, load_planetoid
-from jaxcl.methods._mvgrl import MVGRLInputs, corrupt, mvgrl_logits
+from jaxcl.methods._mvgrl import MVGRLInputs, corrupt, mvgrl_logits, node_windows
 
 REPO = Path(__file__).parents[1]
 DATA = REPO.parent / "shared" / "data"
@@ -241,6 +241,60 @@ def test_mvgrl_discriminator_logits_and_loss_match_numpy():
     np.testing.assert_allclose(method.features(model, inputs), h1 + h2, rtol=1e-5, atol=1e-6)
     grads = nnx.grad(lambda m: method.loss(m, inputs, key, {})[0])(model)
     assert all(np.all(np.isfinite(g)) for g in jax.tree.leaves(grads))
+
+
+def test_node_windows_are_runs_of_consecutive_ids_inside_the_graph():
+    ids = np.asarray(node_windows(jax.random.key(0), 30, 500, 7))
+    assert ids.shape == (500, 7)
+    np.testing.assert_array_equal(ids - ids[:, :1], np.broadcast_to(np.arange(7), (500, 7)))
+    starts = ids[:, 0]
+    assert starts.min() == 0 and starts.max() == 30 - 7  # every start 0 .. N - size is drawn
+    np.testing.assert_array_equal(ids, node_windows(jax.random.key(0), 30, 500, 7))
+    assert node_windows(jax.random.key(0), 30, 3, 30).tolist() == [list(range(30))] * 3
+    with pytest.raises(ValueError, match=r"config.method.window_size = 31: expected 1 .. 30"):
+        node_windows(jax.random.key(0), 30, 2, 31)
+
+
+def test_mvgrl_windows_score_each_window_with_its_own_summaries():
+    ds = _toy_dataset(np.random.default_rng(3))
+    method = methods.MVGRL(_config("mvgrl", width=8, windows=3, window_size=6))
+    model = method.build(_spec(ds.num_features), rngs=nnx.Rngs(0))
+    inputs = method.node_inputs(ds, graphs.node_graph(ds))
+    key = jax.random.key(7)
+    loss, _ = method.loss(model, inputs, key, {})
+    k_corrupt, k_windows = jax.random.split(key)
+    ids = np.asarray(node_windows(k_windows, ds.num_nodes, 3, 6))
+    # The reference: the whole graph's embeddings (clean and corrupted), then per window
+    # the summaries of its nodes and the bilinear scores of its nodes, BCE over all windows.
+    h1, h2 = (np.asarray(h, np.float64) for h in model.embed(inputs))
+    x = corrupt(k_corrupt, jnp.asarray(ds.node_features))
+    h3, h4 = (np.asarray(h, np.float64) for h in model.embed(inputs, x))
+    w = np.asarray(model.discriminator.kernel[...], np.float64)
+    b = float(model.discriminator.bias[...])
+    terms = []
+    for win in ids:
+        c1, c2 = (1 / (1 + np.exp(-h[win].mean(0))) for h in (h1, h2))
+        pos = np.concatenate([h2[win] @ w @ c1, h1[win] @ w @ c2]) + b
+        neg = np.concatenate([h4[win] @ w @ c1, h3[win] @ w @ c2]) + b
+        terms.append(0.5 * np.mean(np.logaddexp(0, -pos)) + 0.5 * np.mean(np.logaddexp(0, neg)))
+    np.testing.assert_allclose(loss, np.mean(terms), rtol=1e-5)
+    # windows = 0 is the whole graph with the key as before
+    whole = methods.MVGRL(_config("mvgrl", width=8))
+    np.testing.assert_allclose(
+        whole.loss(model, inputs, key, {})[0],
+        np.mean(np.logaddexp(0, -np.asarray(mvgrl_logits(model, inputs, key)[0]))) / 2
+        + np.mean(np.logaddexp(0, np.asarray(mvgrl_logits(model, inputs, key)[1]))) / 2,
+        rtol=1e-5,
+    )
+    too_big = methods.MVGRL(_config("mvgrl", width=8, windows=2, window_size=ds.num_nodes + 1))
+    with pytest.raises(ValueError, match="config.method.window_size"):
+        too_big.loss(model, inputs, key, {})
+
+
+@pytest.mark.parametrize("key, value", [("windows", -1), ("window_size", 0), ("window_size", -3)])
+def test_mvgrl_rejects_bad_windows(key, value):
+    with pytest.raises(ValueError, match=f"config.method.{key} = {value!r}"):
+        methods.MVGRL(_config("mvgrl", **{key: value}))
 
 
 def test_mvgrl_bilinear_discriminator_shapes_and_init():

@@ -4,6 +4,7 @@ contrasted with the diffusion view by m-Mix's node objective (Eq. 7-8)."""
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 from flax import nnx
 
 from jaxcl import losses, mixers, models
@@ -131,8 +132,10 @@ class MVGRLMix(MVGRL):
     * ``mixing='mp'`` with ``diversity=0`` is the "mp-mix w/o div" row. The diversity loss is
       minimised with the paper's sign (the projections pushed apart), as the node script;
       a negative ``diversity`` gives the official graph script's sign (pulled together);
-    * the code's attention dropout (0.1) is not applied; full graph every step, a fixed
-      number of epochs (no early stopping), as our MVGRL.
+    * the code's attention dropout (0.1) is not applied; a fixed number of epochs (no early
+      stopping); the whole graph every step, or ``windows`` node windows of
+      ``window_size`` as :class:`jaxcl.methods.MVGRL` (the objective within each window,
+      the mixing and the diversity loss over the whole graph).
 
     References:
       Zhang et al., "m-Mix: Generating Hard Negatives via Multi-sample Mixing for
@@ -190,12 +193,26 @@ class MVGRLMix(MVGRL):
         return mix_with(hp, model, z, key, **kw)
 
     def loss(self, model, inputs: MVGRLInputs, key, extra):
+        ids = None
+        if self.hp.windows:  # the whole graph keeps the key as it was
+            key, k_windows = jax.random.split(key)
+            ids = self.windows(k_windows, inputs.graph.nodes.shape[0])
         z_a, z_b = model.embed(inputs)
         hard = model.g(self.mix(model, z_a, inputs.graph, key))
+        tau = self.hp.temperature
         if self.hp.negatives == "cross":  # the official script: cross-view logits only
-            contrast = losses.infonce(hard, z_b, temperature=self.hp.temperature, symmetric=True)
+
+            def objective(u, v):
+                return losses.infonce(u, v, temperature=tau, symmetric=True)
         else:
-            contrast = losses.mmix_node_loss(hard, z_b, temperature=self.hp.temperature)
+
+            def objective(u, v):
+                return losses.mmix_node_loss(u, v, temperature=tau)
+
+        if ids is None:
+            contrast = objective(hard, z_b)
+        else:  # each window's nodes contrasted among themselves, the mean over windows
+            contrast = jnp.mean(jax.vmap(lambda w: objective(hard[w], z_b[w]))(ids))
         return with_diversity(self.hp, model, z_a, contrast, {"contrast": contrast})
 
     def features(self, model, inputs: MVGRLInputs):

@@ -38,21 +38,44 @@ def corrupt(key: jax.Array, x: jax.Array) -> jax.Array:
     return x[jax.random.permutation(key, x.shape[0])]
 
 
-def mvgrl_logits(model: models.MVGRLModel, inputs: MVGRLInputs, key: jax.Array):
+def node_windows(key: jax.Array, num_nodes: int, windows: int, size: int) -> jax.Array:
+    """``[windows, size]`` node ids: ``windows`` runs of ``size`` consecutive ids, each
+    starting uniformly in ``[0, num_nodes - size]`` (MVGRL's ``node/train.py`` sampling;
+    ``config.method.windows`` and ``window_size``)."""
+    if not 1 <= size <= num_nodes:
+        raise ValueError(
+            f"config.method.window_size = {size!r}: expected 1 .. {num_nodes} (the graph's "
+            "number of nodes)"
+        )
+    starts = jax.random.randint(key, (windows,), 0, num_nodes - size + 1)
+    return starts[:, None] + jnp.arange(size)
+
+
+def mvgrl_logits(
+    model: models.MVGRLModel, inputs: MVGRLInputs, key: jax.Array, ids: jax.Array | None = None
+):
     """The discriminator's logits ``(positive [2N], negative [2N])`` for one corruption.
 
     Positives pair each node of one view with the summary of the other view
     (``D(h_diff, c_adj)``, ``D(h_adj, c_diff)``); negatives pair the nodes of the corrupted
     (row-shuffled) features with the same summaries. Summaries are ``sigmoid(mean_nodes h)``.
+    With ``ids`` (``[windows, size]`` node ids, :func:`node_windows`) each window is scored
+    on its own, with its own summaries: logits ``[windows, 2 size]``.
     """
     h1, h2 = model.embed(inputs)
     h3, h4 = model.embed(inputs, corrupt(key, inputs.graph.nodes))
-    c1 = jax.nn.sigmoid(jnp.mean(h1, axis=0))
-    c2 = jax.nn.sigmoid(jnp.mean(h2, axis=0))
     d = model.discriminator
-    positive = jnp.concatenate([d(h2, c1), d(h1, c2)])
-    negative = jnp.concatenate([d(h4, c1), d(h3, c2)])
-    return positive, negative
+
+    def score(h1, h2, h3, h4):
+        c1 = jax.nn.sigmoid(jnp.mean(h1, axis=0))
+        c2 = jax.nn.sigmoid(jnp.mean(h2, axis=0))
+        positive = jnp.concatenate([d(h2, c1), d(h1, c2)])
+        negative = jnp.concatenate([d(h4, c1), d(h3, c2)])
+        return positive, negative
+
+    if ids is None:
+        return score(h1, h2, h3, h4)
+    return jax.vmap(lambda w: score(h1[w], h2[w], h3[w], h4[w]))(ids)
 
 
 @register
@@ -74,9 +97,13 @@ class MVGRL(Method):
 
     Differences from the official code (kavehhassani/mvgrl ``node/``), all documented choices:
 
-    * no subgraph sampling: MVGRL trains on 4 random windows of 2000 consecutive node ids
-      per step (rows and columns of the normalised matrices, not renormalised); the full
-      Cora/Citeseer graph fits, so every step uses the whole graph;
+    * windows: MVGRL's code trains on 4 random windows of 2000 consecutive node ids per
+      step (rows and columns of the normalised matrices, not renormalised). By default
+      (``windows = 0``) every step is the whole graph; ``windows = B`` with ``window_size =
+      s`` scores B such windows per step (:func:`node_windows`, drawn from the step's key),
+      each with its own summaries, the loss averaged over them, but the encoders still
+      propagate over the whole graph: the code's windows also cut the edges that leave a
+      window, ours do not;
     * no early stopping on the training loss (patience 20, up to 3000 epochs): the trainer
       runs ``config.train.epochs`` and evaluates the last model;
     * the adjacency view uses ``A + I``; the code's ``normalize_adj(adj + sp.eye(n))``
@@ -94,7 +121,9 @@ class MVGRL(Method):
     name = "mvgrl"
     model_defaults = {}
     data_kinds = ("node",)
-    defaults = {"alpha": 0.2, "ppr_eps": 0.0, "diffusion": "dense"}
+    # windows: node windows scored per step (0 = the whole graph), of window_size nodes each
+    defaults = {"alpha": 0.2, "ppr_eps": 0.0, "diffusion": "dense", "windows": 0,
+                "window_size": 2000}  # fmt: skip
 
     def __init__(self, config):
         super().__init__(config)
@@ -108,6 +137,19 @@ class MVGRL(Method):
                 f"config.method.ppr_eps = {self.hp.ppr_eps!r}: expected >= 0, and > 0 with "
                 "diffusion='sparse' (otherwise every pair of connected nodes is an edge)"
             )
+        for key in ("windows", "window_size"):
+            value = self.hp[key]
+            if not isinstance(value, int) or value < (0 if key == "windows" else 1):
+                raise ValueError(
+                    f"config.method.{key} = {value!r}: expected an integer >= "
+                    f"{0 if key == 'windows' else 1}"
+                )
+
+    def windows(self, key: jax.Array, num_nodes: int) -> jax.Array | None:
+        """This step's ``[windows, window_size]`` node ids, or ``None`` (the whole graph)."""
+        if not self.hp.windows:
+            return None
+        return node_windows(key, num_nodes, self.hp.windows, self.hp.window_size)
 
     def build(self, spec, rngs):
         num_features = spec.num_features
@@ -142,7 +184,11 @@ class MVGRL(Method):
         )
 
     def loss(self, model, inputs: MVGRLInputs, key, extra):
-        positive, negative = mvgrl_logits(model, inputs, key)
+        ids = None
+        if self.hp.windows:  # the whole graph keeps the key as it was
+            key, k_windows = jax.random.split(key)
+            ids = self.windows(k_windows, inputs.graph.nodes.shape[0])
+        positive, negative = mvgrl_logits(model, inputs, key, ids)
         loss = 0.5 * (
             jnp.mean(optax.sigmoid_binary_cross_entropy(positive, jnp.ones_like(positive)))
             + jnp.mean(optax.sigmoid_binary_cross_entropy(negative, jnp.zeros_like(negative)))
