@@ -193,10 +193,7 @@ class MVGRLMix(MVGRL):
         return mix_with(hp, model, z, key, **kw)
 
     def loss(self, model, inputs: MVGRLInputs, key, extra):
-        ids = None
-        if self.hp.windows:  # the whole graph keeps the key as it was
-            key, k_windows = jax.random.split(key)
-            ids = self.windows(k_windows, inputs.graph.nodes.shape[0])
+        key, ids = self.step_windows(key, inputs)
         z_a, z_b = model.embed(inputs)
         hard = model.g(self.mix(model, z_a, inputs.graph, key))
         tau = self.hp.temperature

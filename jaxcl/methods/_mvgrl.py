@@ -145,11 +145,15 @@ class MVGRL(Method):
                     f"{0 if key == 'windows' else 1}"
                 )
 
-    def windows(self, key: jax.Array, num_nodes: int) -> jax.Array | None:
-        """This step's ``[windows, window_size]`` node ids, or ``None`` (the whole graph)."""
+    def step_windows(self, key: jax.Array, inputs: MVGRLInputs):
+        """``(key, ids)``: this step's ``[windows, window_size]`` node ids and the key left
+        for the rest of the step; ``(key, None)`` for the whole graph, the key untouched (so
+        that ``windows = 0`` draws the random numbers it drew before windows existed)."""
         if not self.hp.windows:
-            return None
-        return node_windows(key, num_nodes, self.hp.windows, self.hp.window_size)
+            return key, None
+        key, k_windows = jax.random.split(key)
+        n = inputs.graph.nodes.shape[0]
+        return key, node_windows(k_windows, n, self.hp.windows, self.hp.window_size)
 
     def build(self, spec, rngs):
         num_features = spec.num_features
@@ -184,10 +188,7 @@ class MVGRL(Method):
         )
 
     def loss(self, model, inputs: MVGRLInputs, key, extra):
-        ids = None
-        if self.hp.windows:  # the whole graph keeps the key as it was
-            key, k_windows = jax.random.split(key)
-            ids = self.windows(k_windows, inputs.graph.nodes.shape[0])
+        key, ids = self.step_windows(key, inputs)
         positive, negative = mvgrl_logits(model, inputs, key, ids)
         loss = 0.5 * (
             jnp.mean(optax.sigmoid_binary_cross_entropy(positive, jnp.ones_like(positive)))
