@@ -414,13 +414,53 @@ def test_dblp_without_synthetic_names_the_key(tmp_path):
         training.train_and_evaluate(c, str(tmp_path))
 
 
-def _node_curves():
-    spec = importlib.util.spec_from_file_location(
-        "node_curves", REPO / "experiments/mmix/node_curves.py"
-    )
+def _node_curves(name="node_curves"):
+    spec = importlib.util.spec_from_file_location(name, REPO / f"experiments/mmix/{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def test_node_table_takes_each_rows_epoch_from_every_seed(tmp_path, capsys):
+    def curves(seed, rows, clustering=False):
+        out = {}
+        for row, (epochs, accs) in rows.items():
+            out[row] = {"seed": seed, "protocols": {"mvgrl": {"epochs": epochs, "test_acc": accs}}}
+            if clustering:
+                out[row]["clustering"] = {"epochs": epochs, "nmi": [0.5] * len(epochs),
+                                          "ari": [0.25 + seed / 10] * len(epochs)}  # fmt: skip
+        path = tmp_path / f"s{seed}.json"
+        path.write_text(json.dumps({"data": "cora", "rows": out}))
+        return str(path)
+
+    files = [
+        curves(0, {"mp": ([100, 200], [80.0, 82.0]), "mvgrl": ([100, 200, 300], [1, 2, 83.0])}),
+        curves(1, {"mp": ([100, 200], [80.0, 84.0]), "none": ([200], [81.0])}, clustering=True),
+        curves(2, {"mp": ([100], [70.0])}),  # no checkpoint at 200: left out
+    ]
+    table = _node_curves("node_table")
+    table.main(["--data", "cora", "--jsons", *files, "--out", str(tmp_path / "out")])
+    out = json.loads((tmp_path / "out" / "node_table_cora.json").read_text())["rows"]
+    assert list(out) == ["mvgrl", "none", "mp"]  # the paper's order, the control after MVGRL
+    assert out["mp"]["seeds"] == [0, 1] and out["mp"]["test_acc"] == [82.0, 84.0]
+    assert out["mp"]["mean"] == 83.0 and out["mp"]["std"] == pytest.approx(np.sqrt(2))
+    assert out["mvgrl"]["test_acc"] == [83.0] and out["mvgrl"]["std"] == 0.0  # epoch 300
+    assert out["mp"]["ari"] == [pytest.approx(0.35)] and out["mvgrl"]["nmi"] == []
+    printed = capsys.readouterr().out
+    assert (
+        "| + mp-mix | 85.9 ± 0.3 | 83.0 ± 1.4 | 2 (0, 1) | 82.00, 84.00 | 0.500 / 0.350 (1) |"
+        in printed
+    )
+    assert (tmp_path / "out" / "node_table_cora.png").stat().st_size > 5_000
+    table.main(
+        ["--data", "cora", "--jsons", *files, "--out", str(tmp_path / "o"), "--epoch", "mp=100"]
+    )
+    mp = json.loads((tmp_path / "o" / "node_table_cora.json").read_text())["rows"]["mp"]
+    assert mp["test_acc"] == [80.0, 80.0, 70.0]
+    with pytest.raises(SystemExit, match="seed 0 found twice"):
+        table.main(["--data", "cora", "--jsons", files[0], files[0], "--out", str(tmp_path)])
+    with pytest.raises(SystemExit, match="--epoch 'mp'"):
+        table.main(["--data", "cora", "--jsons", files[0], "--epoch", "mp"])
 
 
 def test_node_curves_early_stopping_is_mvgrls_rule():

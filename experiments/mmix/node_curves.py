@@ -51,6 +51,7 @@ PAPER = {
 }  # fmt: skip
 LABELS = {
     "mvgrl": "MVGRL",
+    "none": "+ no mixing (control)",
     "random": "+ random-mix",
     "binary": "+ binary-mix",
     "mo": "+ mo-mix",

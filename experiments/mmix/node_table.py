@@ -1,0 +1,154 @@
+"""m-Mix's node table (Tables 1/5) over pretraining seeds, from ``node_curves.py``'s JSONs.
+
+``node_curves.py`` scores the checkpoints of one run per row; run it once per seed (each
+with its own ``--tag``), then::
+
+    python experiments/mmix/node_table.py --data cora \
+        --jsons experiments/mmix/results/node_curves_cora.json \
+                experiments/mmix/results/node_curves_cora_seed1.json ...
+
+takes every row's accuracy at its config's epoch (``--epoch row=E``; default 200 for the
+mixing rows and 300 for MVGRL, the configs' ``train.epochs``) from every JSON that has that
+row at that epoch (one JSON per seed; a seed found twice is an error), and prints and writes
+(``experiments/mmix/results/node_table_<data><tag>.{json,png}``) the mean ± sample std over
+the seeds beside the paper's mean ± std, with the k-means NMI / ARI where the JSONs have them
+(``node_curves.py --clustering``). The plot shows every seed as a dot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# m-Mix Table 5 (MVGRL: their rerun, Table 1; binary-mix: Table 3): mean, std, in %.
+PAPER = {
+    "cora": {
+        "mvgrl": (84.1, 0.9), "random": (84.1, 1.6), "binary": (84.9, 0.9), "mo": (85.4, 0.4),
+        "mp_nodiv": (85.1, 0.8), "mp": (85.9, 0.3),
+    },
+    "citeseer": {
+        "mvgrl": (73.5, 0.6), "random": (73.8, 1.1), "binary": (74.1, 0.5), "mo": (75.1, 0.4),
+        "mp_nodiv": (74.4, 0.9), "mp": (75.8, 0.3),
+    },
+}  # fmt: skip
+LABELS = {
+    "mvgrl": "MVGRL",
+    "none": "+ no mixing (control)",
+    "random": "+ random-mix",
+    "binary": "+ binary-mix",
+    "mo": "+ mo-mix",
+    "mp_nodiv": "+ mp-mix w/o div",
+    "mp": "+ mp-mix",
+}
+DEFAULT_EPOCHS = {"mvgrl": 300}  # the others: 200
+
+
+def collect(paths: list[str], epochs: dict[str, int], protocol: str = "mvgrl") -> dict:
+    """``{row: {'seeds': [...], 'test_acc': [...], 'nmi': [...], 'ari': [...], 'files':
+    [...]}}`` at each row's epoch, one entry per JSON holding it."""
+    rows: dict[str, dict] = {}
+    for path in paths:
+        for row, r in json.load(open(path))["rows"].items():
+            epoch = epochs.get(row, DEFAULT_EPOCHS.get(row, 200))
+            p = r["protocols"].get(protocol)
+            if p is None or epoch not in p["epochs"]:
+                continue
+            i = p["epochs"].index(epoch)
+            out = rows.setdefault(
+                row,
+                {"epoch": epoch, "seeds": [], "test_acc": [], "nmi": [], "ari": [], "files": []},
+            )
+            if r["seed"] in out["seeds"]:
+                raise SystemExit(f"{path}: row {row!r} seed {r['seed']} found twice")
+            out["seeds"].append(r["seed"])
+            out["test_acc"].append(p["test_acc"][i])
+            out["files"].append(os.path.basename(path))
+            k = r.get("clustering")
+            if k is not None and epoch in k["epochs"]:
+                j = k["epochs"].index(epoch)
+                out["nmi"].append(k["nmi"][j])
+                out["ari"].append(k["ari"][j])
+    return rows
+
+
+def mean_std(values) -> tuple[float, float]:
+    """Mean and sample standard deviation (0 for one value)."""
+    v = np.asarray(values, np.float64)
+    return float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0
+
+
+def plot(rows: dict, data: str, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 0.55 * len(rows) + 1.6))
+    for y, (row, r) in enumerate(rows.items()):
+        ax.scatter(r["test_acc"], [y] * len(r["test_acc"]), color="C0", s=14, zorder=3)
+        m, s = mean_std(r["test_acc"])
+        ax.errorbar(m, y, xerr=s, color="C0", marker="D", capsize=3, zorder=2)
+        if row in PAPER.get(data, {}):
+            pm, ps = PAPER[data][row]
+            ax.errorbar(pm, y + 0.25, xerr=ps, color="C3", marker="s", capsize=3)
+    ax.set_yticks(range(len(rows)), [LABELS.get(row, row) for row in rows])
+    ax.invert_yaxis()
+    ax.set_xlabel("test accuracy, %")
+    ax.set_title(
+        f"{data}: jaxcl (blue: seeds, mean ± sample std) and the paper (red, mean ± std)",
+        fontsize=9,
+    )
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", required=True, choices=sorted(PAPER))
+    parser.add_argument("--jsons", nargs="+", required=True, help="node_curves.py outputs")
+    parser.add_argument("--epoch", nargs="*", default=[], help="row=epoch overrides")
+    parser.add_argument("--protocol", default="mvgrl", help="the classifier (node_curves')")
+    parser.add_argument("--out", default=os.path.join(HERE, "results"))
+    parser.add_argument("--tag", default="", help="appended to the output files' names")
+    args = parser.parse_args(argv)
+    epochs = {}
+    for item in args.epoch:
+        row, sep, value = item.partition("=")
+        if not sep or not value.isdigit():
+            raise SystemExit(f"--epoch {item!r}: expected row=epoch, e.g. mp=200")
+        epochs[row] = int(value)
+    rows = collect(args.jsons, epochs, args.protocol)
+    if not rows:
+        raise SystemExit("no row of the JSONs has a checkpoint at its epoch")
+    order = [r for r in LABELS if r in rows] + [r for r in rows if r not in LABELS]
+    rows = {row: rows[row] for row in order}
+    print("| row | paper | jaxcl (mean ± std) | seeds | per seed | NMI / ARI |")
+    print("|---|---|---|---|---|---|")
+    for row, r in rows.items():
+        m, s = mean_std(r["test_acc"])
+        r["mean"], r["std"] = m, s
+        paper = PAPER[args.data].get(row)
+        paper = f"{paper[0]} ± {paper[1]}" if paper else "-"
+        seeds = ", ".join(f"{a:.2f}" for a in r["test_acc"])
+        cluster = "-"
+        if r["nmi"]:
+            cluster = f"{np.mean(r['nmi']):.3f} / {np.mean(r['ari']):.3f} ({len(r['nmi'])})"
+        print(
+            f"| {LABELS.get(row, row)} | {paper} | {m:.1f} ± {s:.1f} | {len(r['seeds'])} "
+            f"({', '.join(map(str, r['seeds']))}) | {seeds} | {cluster} |"
+        )
+    os.makedirs(args.out, exist_ok=True)
+    stem = os.path.join(args.out, f"node_table_{args.data}{args.tag}")
+    with open(stem + ".json", "w") as f:
+        json.dump({"data": args.data, "protocol": args.protocol, "rows": rows}, f, indent=1)
+    plot(rows, args.data, stem + ".png")
+    print(f"wrote {stem}.json and {stem}.png")
+
+
+if __name__ == "__main__":
+    main()
