@@ -18,7 +18,11 @@ mixed branch plus view b, ``g(mix(z^a)) + z^b`` (the paper's Table 10;
 ``--config.method.eval_features=encoder`` for ``z^a + z^b``), and k-means NMI / ARI (Table 8); the
 pretraining is repeated over seeds with ``--config.seed``.
 
-Variants: none, ``quick`` (a smoke test: 10 epochs at width 32).
+Variants: none, ``quick`` (a smoke test: 10 epochs at width 32). Options for the leads the
+README's m-Mix section reports: ``--config.method.mixing=none`` (the control without mixing),
+``--config.method.windows=4`` (MVGRL's 4 windows of ``window_size`` = 2000 node ids per
+step), ``--config.model.encoder_width=W`` (the paper's hidden-size grid),
+``--config.method.negatives=cross`` (the official script's cross-view negatives).
 Data: as :mod:`jaxcl.configs.grace_node`.
 
 Pubmed (``:pubmed``; paper, Table 5: MVGRL+ random-mix 81.1 ± 1.0, mo-mix 82.6 ± 0.2, mp-mix
