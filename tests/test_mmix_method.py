@@ -459,6 +459,10 @@ def test_node_table_takes_each_rows_epoch_from_every_seed(tmp_path, capsys):
     assert mp["test_acc"] == [80.0, 80.0, 70.0]
     with pytest.raises(SystemExit, match="seed 0 found twice"):
         table.main(["--data", "cora", "--jsons", files[0], files[0], "--out", str(tmp_path)])
+    rerun = curves(0, {"mp": ([200], [81.5])})  # the same seed again: --first keeps it
+    table.main(["--data", "cora", "--jsons", rerun, *files, "--out", str(tmp_path), "--first"])
+    mp = json.loads((tmp_path / "node_table_cora.json").read_text())["rows"]["mp"]
+    assert mp["seeds"] == [0, 1] and mp["test_acc"] == [81.5, 84.0]
     with pytest.raises(SystemExit, match="--epoch 'mp'"):
         table.main(["--data", "cora", "--jsons", files[0], "--epoch", "mp"])
 

@@ -9,10 +9,11 @@ with its own ``--tag``), then::
 
 takes every row's accuracy at its config's epoch (``--epoch row=E``; default 200 for the
 mixing rows and 300 for MVGRL, the configs' ``train.epochs``) from every JSON that has that
-row at that epoch (one JSON per seed; a seed found twice is an error), and prints and writes
-(``experiments/mmix/results/node_table_<data><tag>.{json,png}``) the mean ± sample std over
-the seeds beside the paper's mean ± std, with the k-means NMI / ARI where the JSONs have them
-(``node_curves.py --clustering``). The plot shows every seed as a dot.
+row at that epoch (one JSON per seed; a seed found twice is an error unless ``--first``),
+and prints and writes (``experiments/mmix/results/node_table_<data><tag>.{json,png}``) the
+mean ± sample std over the seeds beside the paper's mean ± std, with the k-means NMI / ARI
+where the JSONs have them (``node_curves.py --clustering``). The plot shows every seed as a
+dot.
 """
 
 from __future__ import annotations
@@ -47,9 +48,13 @@ LABELS = {
 DEFAULT_EPOCHS = {"mvgrl": 300}  # the others: 200
 
 
-def collect(paths: list[str], epochs: dict[str, int], protocol: str = "mvgrl") -> dict:
+def collect(
+    paths: list[str], epochs: dict[str, int], protocol: str = "mvgrl", first: bool = False
+) -> dict:
     """``{row: {'seeds': [...], 'test_acc': [...], 'nmi': [...], 'ari': [...], 'files':
-    [...]}}`` at each row's epoch, one entry per JSON holding it."""
+    [...]}}`` at each row's epoch, one entry per JSON holding it; a row's seed found in two
+    JSONs is an error, or with ``first`` the first JSON's is kept (e.g. a rerun with
+    clustering listed before the original)."""
     rows: dict[str, dict] = {}
     for path in paths:
         for row, r in json.load(open(path))["rows"].items():
@@ -63,7 +68,13 @@ def collect(paths: list[str], epochs: dict[str, int], protocol: str = "mvgrl") -
                 {"epoch": epoch, "seeds": [], "test_acc": [], "nmi": [], "ari": [], "files": []},
             )
             if r["seed"] in out["seeds"]:
-                raise SystemExit(f"{path}: row {row!r} seed {r['seed']} found twice")
+                if first:
+                    print(f"{path}: row {row!r} seed {r['seed']}: kept the earlier JSON's")
+                    continue
+                raise SystemExit(
+                    f"{path}: row {row!r} seed {r['seed']} found twice (--first keeps the "
+                    "first JSON's)"
+                )
             out["seeds"].append(r["seed"])
             out["test_acc"].append(p["test_acc"][i])
             out["files"].append(os.path.basename(path))
@@ -115,6 +126,9 @@ def main(argv=None):
     parser.add_argument("--protocol", default="mvgrl", help="the classifier (node_curves')")
     parser.add_argument("--out", default=os.path.join(HERE, "results"))
     parser.add_argument("--tag", default="", help="appended to the output files' names")
+    parser.add_argument(
+        "--first", action="store_true", help="a row's seed in several JSONs: keep the first"
+    )
     args = parser.parse_args(argv)
     epochs = {}
     for item in args.epoch:
@@ -122,7 +136,7 @@ def main(argv=None):
         if not sep or not value.isdigit():
             raise SystemExit(f"--epoch {item!r}: expected row=epoch, e.g. mp=200")
         epochs[row] = int(value)
-    rows = collect(args.jsons, epochs, args.protocol)
+    rows = collect(args.jsons, epochs, args.protocol, args.first)
     if not rows:
         raise SystemExit("no row of the JSONs has a checkpoint at its epoch")
     order = [r for r in LABELS if r in rows] + [r for r in rows if r not in LABELS]
