@@ -152,8 +152,9 @@ def main(argv=None):
         cluster = "-"
         if r["nmi"]:
             cluster = f"{np.mean(r['nmi']):.3f} / {np.mean(r['ari']):.3f} ({len(r['nmi'])})"
+        ours = f"{m:.1f} ± {s:.1f}" if len(r["seeds"]) > 1 else f"{m:.1f}"
         print(
-            f"| {LABELS.get(row, row)} | {paper} | {m:.1f} ± {s:.1f} | {len(r['seeds'])} "
+            f"| {LABELS.get(row, row)} | {paper} | {ours} | {len(r['seeds'])} "
             f"({', '.join(map(str, r['seeds']))}) | {seeds} | {cluster} |"
         )
     os.makedirs(args.out, exist_ok=True)
