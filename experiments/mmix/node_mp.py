@@ -8,11 +8,11 @@
 Paper (m-Mix Table 5): Cora 85.9 ± 0.3, Citeseer 75.8 ± 0.3. Measured with the configs'
 classifier (MVGRL's, 50 logistic regressions per pretraining; 2-core CPU, 200 epochs, scored
 by ``experiments/mmix/node_curves.py`` and ``node_table.py``, 2026-11-26; seed 0 trained at
-2ed7310, seed 1 at 2ef9463, seeds 2-4 and Citeseer's seed 1 at 554822d): Cora 82.5 ± 0.7
-(82.42, 81.30, 82.97, 82.46, 83.17; seeds 0-4), Citeseer 71.8 ± 0.4 (72.10, 71.60; seeds 0,
-1); NMI / ARI Cora 0.544 / 0.466 (seeds 0, 2-4), Citeseer 0.436 / 0.438 (seed 1). Below the
-control without mixing on Cora (``--config.method.mixing=none``: 83.1 ± 1.0), above it on
-Citeseer (71.3 ± 0.1). With
+2ed7310, seed 1 at 2ef9463, seeds 2-4 and Citeseer's seeds 1-2 at 554822d): Cora 82.5 ± 0.7
+(82.42, 81.30, 82.97, 82.46, 83.17; seeds 0-4), Citeseer 71.4 ± 0.8 (72.10, 71.60, 70.60;
+seeds 0-2); NMI / ARI Cora 0.544 / 0.466 (seeds 0, 2-4), Citeseer 0.425 / 0.417 (seeds 1,
+2). Below the control without mixing on Cora (``--config.method.mixing=none``: 83.1 ± 1.0),
+level with it on Citeseer (71.2 ± 0.3). With
 GRACE's classifier (the configs' until commit fd540ad): Cora 81.7 ± 0.5 (82.24, 81.17) over
 seeds 0 and 1, Citeseer 70.1 ± 0.4 (seed 0, ± over the classifiers); NMI/ARI of the runs of
 2026-11-24 Cora 0.560 / 0.500 (paper 0.648 / 0.592), Citeseer 0.417 / 0.421 (paper 0.474 /
