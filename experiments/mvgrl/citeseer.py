@@ -8,9 +8,9 @@ Measured with the config's classifier (MVGRL's: 50 logistic regressions per pret
 the public split, weight decay 0.01; 2-core CPU, 300 epochs, seed 0, trained at 2ed7310,
 scored by ``experiments/mmix/node_curves.py``, 2026-11-26): 70.5; with seeds 1 and 2 (trained
 at 554822d) 71.4 ± 0.8 (70.50, 71.60, 72.10; ``node_table.py``); NMI / ARI 0.436 / 0.440
-(seeds 1, 2; m-Mix Table 8: 0.470 / 0.450). With GRACE's classifier (the config's until commit fd540ad): 70.3 ±
-0.5 (seed 0, ± over the 50 classifiers, commit 32b4585; 70.3 on the run above); NMI / ARI of
-the run of 2026-11-24: 0.435 / 0.442.
+(seeds 1, 2; m-Mix Table 8: 0.470 / 0.450). With GRACE's classifier (the config's until
+commit fd540ad): 70.3 ± 0.5 (seed 0, ± over the 50 classifiers, commit 32b4585; 70.3 on the
+run above); NMI / ARI of the run of 2026-11-24: 0.435 / 0.442.
 3-9 min per run on shared cores, ``--config.seed=S``. Paper: 73.3 ± 0.5; m-Mix's rerun 73.5 ± 0.6.
 """
 
