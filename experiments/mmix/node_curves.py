@@ -38,6 +38,7 @@ import os
 
 import numpy as np
 
+from jaxcl import training
 from jaxcl.configs import mmix_node, mvgrl_node
 
 # m-Mix Table 5's means (MVGRL: their rerun), node classification accuracy in %.
@@ -81,17 +82,18 @@ def early_stop(losses: np.ndarray, patience: int) -> tuple[int, int]:
     return len(losses), best_epoch
 
 
+CLASSIFIER_KEYS = ("steps", "eval_every", "normalize", "weight_decay")
+
+
 def grace_classifier(c) -> None:
-    """GRACE's / PyGCL's node classifier (the node task's defaults)."""
+    """GRACE's / PyGCL's node classifier: the node task's own defaults of the keys
+    ``eval.node_classifier_*``."""
+    defaults = training.base_config(c.data.name, c.method.name).eval
     c.eval.update(
-        node_classifier_steps=5000,
-        node_classifier_eval_every=20,
-        node_classifier_normalize="l2",
-        node_classifier_weight_decay=0.0,
+        {f"node_classifier_{k}": defaults[f"node_classifier_{k}"] for k in CLASSIFIER_KEYS}
     )
 
 
-CLASSIFIER_KEYS = ("steps", "eval_every", "normalize", "weight_decay")
 # The node classifiers compared: each sets the config keys eval.node_classifier_*.
 PROTOCOLS = {"mvgrl": mvgrl_node.apply_mvgrl_classifier, "grace": grace_classifier}
 
@@ -106,7 +108,7 @@ def score_checkpoints(
     import jax
     import ml_collections
 
-    from jaxcl import evaluation, training
+    from jaxcl import evaluation
 
     config = ml_collections.ConfigDict(json.load(open(os.path.join(workdir, "config.json"))))
     config = training.conform(config)  # keys added since the run, at their defaults
