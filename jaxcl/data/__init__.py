@@ -11,13 +11,14 @@ workers (:func:`prepare_fashion_mnist` prepares Fashion-MNIST offline from its i
 :func:`iterate_batches` turns the arrays into shuffled minibatches.
 
 Graphs: TU's own format (:func:`load_tu`), the GIN text format (:func:`load_gin`) and
-Planetoid's ``ind.*`` files (:func:`load_planetoid`) give :class:`GraphDataset` /
+Planetoid's ``ind.*`` files (:func:`load_planetoid`) and PPI's GraphSAGE files
+(:func:`load_ppi`: 24 graphs, multi-label nodes) give :class:`GraphDataset` /
 :class:`NodeDataset`; splits for graph and node classification.
 
 Synthetic: :func:`esco_synthetic` makes ESCo's two-view data set (:class:`PairedViews`);
 :func:`synthetic_planetoid` a random graph of Cora's, Citeseer's or Pubmed's size (timing);
 :func:`synthetic_tu` random graphs of REDDIT-BINARY's and COIL-DEL's sizes (checking configs,
-timing).
+timing); :func:`synthetic_ppi` random graphs of PPI's sizes.
 """
 
 from jaxcl.data._arrays import ArrayDataset, FeatureTransform
@@ -32,6 +33,7 @@ from jaxcl.data._host_crop import HostCrop
 from jaxcl.data._idx import read_idx
 from jaxcl.data._images import ImageSource, epoch_order, image_batches, open_images
 from jaxcl.data._planetoid import load_planetoid
+from jaxcl.data._ppi import load_ppi, synthetic_ppi
 from jaxcl.data._sklearn import load_digits_tabular
 from jaxcl.data._splits import random_node_split, stratified_kfold
 from jaxcl.data._synthetic_graph import synthetic_planetoid
@@ -61,6 +63,7 @@ __all__ = [
     "load_fashion_mnist",
     "load_gin",
     "load_planetoid",
+    "load_ppi",
     "load_tfds_array_record",
     "load_tu",
     "num_batches",
@@ -71,6 +74,7 @@ __all__ = [
     "read_idx",
     "stratified_kfold",
     "synthetic_planetoid",
+    "synthetic_ppi",
     "synthetic_tu",
     "with_degree_features",
     "write_tfds_images",

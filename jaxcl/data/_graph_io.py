@@ -33,6 +33,12 @@ DATA_HINTS = {
         "Elsewhere, take the data/ folder of https://github.com/kimiyoung/planetoid, which "
         "holds the ind.<name>.{x,y,tx,ty,allx,ally,graph,test.index} files."
     ),
+    "ppi": (
+        "PPI is not among the data sets here. On a machine with network access, unzip "
+        "https://data.dgl.ai/dataset/ppi.zip (the GraphSAGE preprocessing that DGL's and "
+        "PyG's PPI readers download; PyG keeps it in <root>/raw) into the folder, giving "
+        "{train,valid,test}_{graph.json,feats.npy,labels.npy,graph_id.npy}."
+    ),
 }
 
 # Python's bytes.split() separators; numbers never need more characters than this.

@@ -168,9 +168,11 @@ class NodeDataset:
       name: the data set's name, e.g. ``"cora"``.
       senders, receivers: int32 ``[num_edges]``; undirected edges stored both ways.
       node_features: float32 ``[num_nodes, num_features]``.
-      labels: int32 ``[num_nodes]``.
+      labels: int32 ``[num_nodes]`` class ids, or int32 ``[num_nodes, num_classes]`` of 0/1
+        for a multi-label set (PPI: each node has any subset of the classes).
       num_classes: number of node classes.
-      train_mask, val_mask, test_mask: bool ``[num_nodes]``, the public Planetoid split.
+      train_mask, val_mask, test_mask: bool ``[num_nodes]``, the public split (Planetoid's;
+        PPI's by graph: training, validation and test graphs).
 
     Example:
       >>> m = np.array([True, False])
@@ -195,7 +197,15 @@ class NodeDataset:
         s = _frozen("senders", self.senders, np.int32, 1)
         r = _frozen("receivers", self.receivers, np.int32, 1)
         _check_edges(s, r, n)
-        y = _frozen("labels", self.labels, np.int32, 1)
+        y = _frozen("labels", self.labels, np.int32, 2 if np.ndim(self.labels) == 2 else 1)
+        if y.ndim == 2:
+            if y.shape[1] != self.num_classes:
+                raise ValueError(
+                    f"multi-label `labels` have {y.shape[1]} columns for num_classes="
+                    f"{self.num_classes}; expected one column per class"
+                )
+            if y.size and not np.isin(y, (0, 1)).all():
+                raise ValueError("multi-label `labels` must hold only 0 and 1")
         fields = {"node_features": x, "senders": s, "receivers": r, "labels": y}
         for name in ("train_mask", "val_mask", "test_mask"):
             fields[name] = _frozen(name, getattr(self, name), np.bool_, 1)
@@ -217,3 +227,43 @@ class NodeDataset:
     def num_edges(self) -> int:
         """Number of directed edges (twice the number of undirected ones)."""
         return int(self.senders.shape[0])
+
+    @property
+    def multilabel(self) -> bool:
+        """Whether ``labels`` is ``[num_nodes, num_classes]`` of 0/1 (PPI) rather than ids."""
+        return self.labels.ndim == 2
+
+    def subgraph(self, mask) -> NodeDataset:
+        """The nodes ``mask`` selects and the edges between them, renumbered in order.
+
+        An inductive set's training graph (PPI's 20 training graphs: the training mask
+        selects whole graphs, so no edge leaves it); the split masks are restricted to the
+        kept nodes.
+
+        Example:
+          >>> m = np.array([True, True, False])
+          >>> ds = NodeDataset("toy", [0, 1, 1, 2], [1, 0, 2, 1], np.eye(3), [0, 1, 0], 2,
+          ...                  m, ~m, ~m)
+          >>> sub = ds.subgraph(m)
+          >>> sub.num_nodes, sub.senders.tolist(), sub.receivers.tolist()
+          (2, [0, 1], [1, 0])
+        """
+        keep = np.asarray(mask)
+        if keep.dtype != bool or keep.shape != (self.num_nodes,):
+            raise ValueError(
+                f"`mask` must be a boolean array of shape ({self.num_nodes},), got dtype "
+                f"{keep.dtype} with shape {keep.shape}"
+            )
+        new_id = np.cumsum(keep) - 1
+        inside = keep[self.senders] & keep[self.receivers]
+        return NodeDataset(
+            self.name,
+            new_id[self.senders[inside]],
+            new_id[self.receivers[inside]],
+            self.node_features[keep],
+            self.labels[keep],
+            self.num_classes,
+            self.train_mask[keep],
+            self.val_mask[keep],
+            self.test_mask[keep],
+        )

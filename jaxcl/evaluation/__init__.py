@@ -10,7 +10,8 @@ solver of the same SVM with ``solver='newton'``). Results are deterministic give
 * :func:`kfold_linear_accuracy` -- DACL's graph protocol: full-batch Adam, stratified 10-fold.
 * :func:`svm_kfold_accuracy` -- InfoGraph's (and m-Mix's) linear SVM with C chosen by inner CV.
 * :func:`node_logistic_regression` -- GRACE/PyGCL node classification, best-validation test acc.
-  :func:`node_logistic_regression_runs` the same for many seeds at once (MVGRL's 50 runs).
+  :func:`node_logistic_regression_runs` the same for many seeds at once (MVGRL's 50 runs),
+  :func:`node_multilabel_logistic_regression_runs` its multi-label form (PPI, micro-F1).
 * :func:`kmeans_nmi_ari` -- node clustering (MVGRL, m-Mix Table 8): k-means, NMI and ARI.
 * :func:`edit_triplet_scores` -- graph-edit triplets (m-Mix Table 6): triplet accuracy, pair
   AUC; :func:`wl_kernel_similarity` its WL-kernel baseline (:func:`discrete_labels`: whether
@@ -29,6 +30,7 @@ from jaxcl.evaluation._kfold import kfold_linear_accuracy
 from jaxcl.evaluation._knn import knn_accuracy, knn_predict
 from jaxcl.evaluation._linear_probe import linear_probe
 from jaxcl.evaluation._node import node_logistic_regression, node_logistic_regression_runs
+from jaxcl.evaluation._node_multilabel import node_multilabel_logistic_regression_runs
 from jaxcl.evaluation._svm import svm_kfold_accuracy
 
 __all__ = [
@@ -41,6 +43,7 @@ __all__ = [
     "linear_probe",
     "node_logistic_regression",
     "node_logistic_regression_runs",
+    "node_multilabel_logistic_regression_runs",
     "similarity_scores",
     "svm_kfold_accuracy",
     "wl_kernel_similarity",

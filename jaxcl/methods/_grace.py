@@ -15,6 +15,7 @@ import numpy as np
 from jaxcl import graphs, losses, models
 from jaxcl.methods import _paired
 from jaxcl.methods._base import Method, check_choice, register
+from jaxcl.methods._windows import check_windows, draw_windows, over_windows
 
 # sparse_layout='auto' is on, on CPU, up to this fraction of nonzero node features.
 _AUTO_SPARSE_DENSITY = 0.1
@@ -58,6 +59,14 @@ class GRACE(Method):
 
     Evaluation embeds the unaugmented graph with the encoder (the head is discarded).
 
+    ``windows = B`` (default 0: the whole graph) scores the loss on B runs of
+    ``window_size`` consecutive node ids per step (drawn from the step's key, as
+    :class:`jaxcl.methods.MVGRL` does), each window's nodes contrasted among themselves and
+    the mean taken; message passing stays whole-graph. For graphs whose N x N logits do not
+    fit (PPI's 44,906 training nodes; m-Mix: "on large graphs, we have to sample some
+    subgraphs"); with PPI's graphs stored one after another, a window lies within one or
+    two of them.
+
     ``sparse_layout`` says how the trainer's node task holds the graph
     (:meth:`node_inputs`): ``'on'`` gives :class:`GRACEInputs` with the node features as a
     :class:`jaxcl.graphs.SparseMatrix` (the first GCN layer's product and its gradient
@@ -85,6 +94,9 @@ class GRACE(Method):
         "activation": "prelu",
         # on | off | auto: sparse features and propagation (auto: on CPU when <= 10% nonzero).
         "sparse_layout": "auto",
+        # the loss on this many windows of window_size consecutive node ids (0: all nodes)
+        "windows": 0,
+        "window_size": 2000,
     }
 
     def __init__(self, config):
@@ -97,6 +109,7 @@ class GRACE(Method):
                 raise ValueError(f"config.method.{key} = {hp[key]!r}: expected a number in [0, 1]")
         if hp.temperature <= 0:
             raise ValueError(f"config.method.temperature = {hp.temperature!r}: expected > 0")
+        check_windows(hp)
 
     def build(self, spec, rngs):
         m = self.config.model
@@ -158,7 +171,12 @@ class GRACE(Method):
     def loss(self, model, batch, key, extra):
         k_views, k_loss = jax.random.split(key)
         z1, z2, _, _ = self.encode_views(model, batch, k_views)
-        loss = self.contrastive_loss(model.head(z1), model.head(z2), k_loss)
+        k_loss, ids = draw_windows(self.hp, k_loss, z1.shape[0])
+
+        def objective(a, b):
+            return self.contrastive_loss(model.head(a), model.head(b), k_loss)
+
+        loss = over_windows(objective, z1, z2, ids)
         return loss, {"loss": loss}
 
 

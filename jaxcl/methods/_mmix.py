@@ -4,13 +4,13 @@ contrasted with the diffusion view by m-Mix's node objective (Eq. 7-8)."""
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 from flax import nnx
 
 from jaxcl import losses, mixers, models
 from jaxcl.methods._base import check_choice, register
 from jaxcl.methods._grace import GRACE
 from jaxcl.methods._mvgrl import MVGRL, MVGRLInputs
+from jaxcl.methods._windows import draw_windows, over_windows
 
 # "none": no mixing (z_hat = z, then g): the control that separates the mixing's effect
 # from the objective's and g's, which the paper does not report.
@@ -206,10 +206,8 @@ class MVGRLMix(MVGRL):
             def objective(u, v):
                 return losses.mmix_node_loss(u, v, temperature=tau)
 
-        if ids is None:
-            contrast = objective(hard, z_b)
-        else:  # each window's nodes contrasted among themselves, the mean over windows
-            contrast = jnp.mean(jax.vmap(lambda w: objective(hard[w], z_b[w]))(ids))
+        # each window's nodes contrasted among themselves, the mean over windows
+        contrast = over_windows(objective, hard, z_b, ids)
         return with_diversity(self.hp, model, z_a, contrast, {"contrast": contrast})
 
     def features(self, model, inputs: MVGRLInputs):
@@ -231,7 +229,8 @@ class GRACEMix(GRACE):
     :class:`MVGRLMix`, by default mp-mix with the diversity loss, weight ``diversity``).
     GRACE's head is the MLP ``g`` that follows the mixing (Eq. 7), so only mp-mix's
     projections ``p_m``, ``p_n`` are added (on the model, beside encoder and head).
-    Evaluation is GRACE's: the encoder's embeddings of the unaugmented graph.
+    Evaluation is GRACE's: the encoder's embeddings of the unaugmented graph. With
+    ``windows`` (GRACE's) the mixing runs over the whole graph and the loss over the windows.
     """
 
     name = "grace_mmix"
@@ -255,8 +254,13 @@ class GRACEMix(GRACE):
         k_views, k_mix = jax.random.split(key)
         z1, z2, m1, graph = self.encode_views(model, batch, k_views)
         edges = dict(senders=graph.senders, receivers=graph.receivers, edge_mask=m1)
+        k_mix, ids = draw_windows(self.hp, k_mix, z1.shape[0])
         hard = mix_with(self.hp, model, z1, k_mix, **edges)
-        contrast = losses.nt_xent(model.head(hard), model.head(z2), temperature=self.hp.temperature)
+
+        def objective(a, b):
+            return losses.nt_xent(model.head(a), model.head(b), temperature=self.hp.temperature)
+
+        contrast = over_windows(objective, hard, z2, ids)
         return with_diversity(self.hp, model, z1, contrast, {"contrast": contrast})
 
 

@@ -13,6 +13,7 @@ import optax
 
 from jaxcl import graphs, models
 from jaxcl.methods._base import Method, check_choice, register
+from jaxcl.methods._windows import check_windows, draw_windows, node_windows  # noqa: F401
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,19 +37,6 @@ jax.tree_util.register_dataclass(MVGRLInputs, data_fields=["graph", "diffusion"]
 def corrupt(key: jax.Array, x: jax.Array) -> jax.Array:
     """DGI's corruption: the rows (nodes) of ``x`` shuffled by a random permutation."""
     return x[jax.random.permutation(key, x.shape[0])]
-
-
-def node_windows(key: jax.Array, num_nodes: int, windows: int, size: int) -> jax.Array:
-    """``[windows, size]`` node ids: ``windows`` runs of ``size`` consecutive ids, each
-    starting uniformly in ``[0, num_nodes - size]`` (MVGRL's ``node/train.py`` sampling;
-    ``config.method.windows`` and ``window_size``)."""
-    if not 1 <= size <= num_nodes:
-        raise ValueError(
-            f"config.method.window_size = {size!r}: expected 1 .. {num_nodes} (the graph's "
-            "number of nodes)"
-        )
-    starts = jax.random.randint(key, (windows,), 0, num_nodes - size + 1)
-    return starts[:, None] + jnp.arange(size)
 
 
 def mvgrl_logits(
@@ -137,23 +125,13 @@ class MVGRL(Method):
                 f"config.method.ppr_eps = {self.hp.ppr_eps!r}: expected >= 0, and > 0 with "
                 "diffusion='sparse' (otherwise every pair of connected nodes is an edge)"
             )
-        for key in ("windows", "window_size"):
-            value = self.hp[key]
-            if not isinstance(value, int) or value < (0 if key == "windows" else 1):
-                raise ValueError(
-                    f"config.method.{key} = {value!r}: expected an integer >= "
-                    f"{0 if key == 'windows' else 1}"
-                )
+        check_windows(self.hp)
 
     def step_windows(self, key: jax.Array, inputs: MVGRLInputs):
         """``(key, ids)``: this step's ``[windows, window_size]`` node ids and the key left
         for the rest of the step; ``(key, None)`` for the whole graph, the key untouched (so
         that ``windows = 0`` draws the random numbers it drew before windows existed)."""
-        if not self.hp.windows:
-            return key, None
-        key, k_windows = jax.random.split(key)
-        n = inputs.graph.nodes.shape[0]
-        return key, node_windows(k_windows, n, self.hp.windows, self.hp.window_size)
+        return draw_windows(self.hp, key, inputs.graph.nodes.shape[0])
 
     def build(self, spec, rngs):
         num_features = spec.num_features
