@@ -211,11 +211,7 @@ def node_logistic_regression_runs(
       ((5,), True)
     """
     fn = "node_logistic_regression_runs"
-    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
-        _checks.fail(fn, f"`seeds` must be a sequence of non-negative integers, got {seeds!r}")
-    seeds = [_inputs.seed(fn, s) for s in seeds]
-    if not seeds:
-        _checks.fail(fn, "`seeds` is empty; give at least one seed")
+    seeds = check_seeds(fn, seeds)
     return _fit(
         fn, x, y, (train_mask, val_mask, test_mask), seeds,
         num_classes=num_classes, steps=steps, learning_rate=learning_rate,
@@ -223,15 +219,20 @@ def node_logistic_regression_runs(
     )  # fmt: skip
 
 
-def _fit(
-    fn, x, y, given_masks, seeds, *, num_classes, steps, learning_rate, weight_decay,
-    eval_every, normalize,
-) -> dict:  # fmt: skip
-    """Checks the arguments and trains one classifier per seed (one program for several)."""
-    x = _inputs.features(fn, "x", x)
+def check_seeds(fn: str, seeds) -> list[int]:
+    """``seeds`` as a non-empty list of non-negative integers (errors name ``fn``)."""
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
+        _checks.fail(fn, f"`seeds` must be a sequence of non-negative integers, got {seeds!r}")
+    seeds = [_inputs.seed(fn, s) for s in seeds]
+    if not seeds:
+        _checks.fail(fn, "`seeds` is empty; give at least one seed")
+    return seeds
+
+
+def prepare(fn, x, given_masks, *, steps, learning_rate, weight_decay, eval_every, normalize):
+    """Checks the split masks and the classifier's settings (errors name ``fn``); returns
+    ``(x normalized, rows of each split, steps, learning_rate, weight_decay, eval_every)``."""
     n = x.shape[0]
-    num_classes = _inputs.count(fn, "num_classes", num_classes)
-    y = _inputs.labels(fn, "y", y, num_rows=n, rows_name="x", num_classes=num_classes)
     given = dict(zip(("train_mask", "val_mask", "test_mask"), given_masks, strict=True))
     masks = {name: _mask(fn, name, m, n) for name, m in given.items()}
     names = list(masks)
@@ -251,6 +252,22 @@ def _fit(
         x = l2_normalize(x)
     elif normalize == "standardize":
         (x,) = lm.standardize(x[rows["train_mask"]], x)[1:]
+    return x, rows, steps, learning_rate, weight_decay, eval_every
+
+
+def _fit(
+    fn, x, y, given_masks, seeds, *, num_classes, steps, learning_rate, weight_decay,
+    eval_every, normalize,
+) -> dict:  # fmt: skip
+    """Checks the arguments and trains one classifier per seed (one program for several)."""
+    x = _inputs.features(fn, "x", x)
+    n = x.shape[0]
+    num_classes = _inputs.count(fn, "num_classes", num_classes)
+    y = _inputs.labels(fn, "y", y, num_rows=n, rows_name="x", num_classes=num_classes)
+    x, rows, steps, learning_rate, weight_decay, eval_every = prepare(
+        fn, x, given_masks, steps=steps, learning_rate=learning_rate,
+        weight_decay=weight_decay, eval_every=eval_every, normalize=normalize,
+    )  # fmt: skip
     y = jnp.asarray(y)
     split = tuple((x[r], y[r]) for r in rows.values())
     hyper = (jnp.float32(learning_rate), jnp.float32(weight_decay))

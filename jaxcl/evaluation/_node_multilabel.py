@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import jax
 import jax.numpy as jnp
@@ -12,10 +12,8 @@ import optax
 from jax.typing import ArrayLike
 
 from jaxcl import _checks, optim
-from jaxcl.evaluation import _inputs
+from jaxcl.evaluation import _inputs, _node
 from jaxcl.evaluation import _linear_model as lm
-from jaxcl.evaluation._node import _NORMALIZE, _mask
-from jaxcl.losses import l2_normalize
 
 
 def micro_f1_counts(logits: jax.Array, y: jax.Array) -> jax.Array:
@@ -160,30 +158,11 @@ def node_multilabel_logistic_regression_runs(
     x = _inputs.features(fn, "x", x)
     n = x.shape[0]
     y = _multi_hot(fn, y, n)
-    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Iterable):
-        _checks.fail(fn, f"`seeds` must be a sequence of non-negative integers, got {seeds!r}")
-    seeds = [_inputs.seed(fn, s) for s in seeds]
-    if not seeds:
-        _checks.fail(fn, "`seeds` is empty; give at least one seed")
-    given = {"train_mask": train_mask, "val_mask": val_mask, "test_mask": test_mask}
-    masks = {name: _mask(fn, name, m, n) for name, m in given.items()}
-    names = list(masks)
-    for i, a in enumerate(names):
-        for b in names[i + 1 :]:
-            both = int(np.sum(masks[a] & masks[b]))
-            if both:
-                _checks.fail(fn, f"`{a}` and `{b}` overlap in {both} rows; they must be disjoint")
-    steps = _inputs.count(fn, "steps", steps)
-    learning_rate = _inputs.real(fn, "learning_rate", learning_rate, allow_zero=False)
-    weight_decay = _inputs.real(fn, "weight_decay", weight_decay, allow_zero=True)
-    eval_every = _inputs.count(fn, "eval_every", eval_every)
-    _checks.one_of(fn, "normalize", normalize, _NORMALIZE)
-
-    rows = {name: jnp.asarray(np.flatnonzero(m)) for name, m in masks.items()}
-    if normalize == "l2":
-        x = l2_normalize(x)
-    elif normalize == "standardize":
-        (x,) = lm.standardize(x[rows["train_mask"]], x)[1:]
+    seeds = _node.check_seeds(fn, seeds)
+    x, rows, steps, learning_rate, weight_decay, eval_every = _node.prepare(
+        fn, x, (train_mask, val_mask, test_mask), steps=steps, learning_rate=learning_rate,
+        weight_decay=weight_decay, eval_every=eval_every, normalize=normalize,
+    )  # fmt: skip
     y = jnp.asarray(y)
     split = tuple((x[r], y[r]) for r in rows.values())
     keys = jnp.stack([jax.random.key(s) for s in seeds])
