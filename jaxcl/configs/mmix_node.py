@@ -60,7 +60,10 @@ nor code gives it: GRACE's DBLP settings (2-layer GCN of 256, ReLU, lr 1e-3, wei
 consecutive training nodes per step (GRACE's ``windows``: N x N logits over 44,906 nodes
 would be 7.5 GiB each; m-Mix samples sub-graphs on large graphs), with message passing and
 mixing over all training graphs. With PPI's files (``ppi.zip``, see :func:`jaxcl.data.load_ppi`)
-in ``<data_dir>/ppi``, ``--config.data.synthetic=False``.
+in ``<data_dir>/ppi``, ``--config.data.synthetic=False``. At full size, 3 steps of GRACE and
+of GRACE + mp-mix ran on 2 shared CPU cores (``--config.train.epochs=3 --config.repeats=1
+--config.eval.node_classifier_steps=50``, commit 78c14ed): 23.9 s and 43.1 s of
+pretraining with compilation, peak RSS 6.2 and 10.1 GiB.
 """
 
 from __future__ import annotations
