@@ -16,7 +16,7 @@ from flax import nnx
 from jaxcl import evaluation, graphs, losses, methods, mixers, training
 from jaxcl.configs import mmix_node
 from jaxcl.data import NodeDataset
-from jaxcl.methods._mvgrl import node_windows
+from jaxcl.methods._windows import node_windows
 
 REPO = Path(__file__).parents[1]
 DATA = REPO.parent / "shared" / "data"

@@ -13,7 +13,8 @@ from flax import nnx
 
 from jaxcl import graphs, losses, methods, optim, training
 from jaxcl.data import NodeDataset, load_planetoid
-from jaxcl.methods._mvgrl import MVGRLInputs, corrupt, mvgrl_logits, node_windows
+from jaxcl.methods._mvgrl import MVGRLInputs, corrupt, mvgrl_logits
+from jaxcl.methods._windows import node_windows
 
 REPO = Path(__file__).parents[1]
 DATA = REPO.parent / "shared" / "data"

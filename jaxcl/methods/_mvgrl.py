@@ -13,7 +13,7 @@ import optax
 
 from jaxcl import graphs, models
 from jaxcl.methods._base import Method, check_choice, register
-from jaxcl.methods._windows import check_windows, draw_windows, node_windows  # noqa: F401
+from jaxcl.methods._windows import check_windows, draw_windows
 
 
 @dataclasses.dataclass(frozen=True)
