@@ -6,12 +6,13 @@
     # Pubmed's size, on a random graph (not run; its files are not here): :pubmed
 
 Paper (m-Mix Table 5): Cora 84.9 ± 0.9, Citeseer 74.1 ± 0.5. Measured with the configs'
-classifier (MVGRL's, 50 logistic regressions per pretraining; 2-core CPU, 200 epochs, scored
-by ``experiments/mmix/node_curves.py``, 2026-11-26; seed 0 trained at 2ed7310, seed 1 at
-2ef9463): Cora 83.2 (seed 0), Citeseer 71.7 (seed 0, trained at 2ef9463). With GRACE's
-classifier (the configs' until commit fd540ad): Cora 82.0 ± 1.2 (83.19, 80.80) over seeds 0
-and 1, Citeseer 69.3 ± 0.5 (seed 0, ± over the classifiers); NMI/ARI Cora 0.548 / 0.490,
-Citeseer 0.409 / 0.406. 3-9 min per run on shared cores; trained at commits
+classifier (MVGRL's, 50 logistic regressions per pretraining; 2-core CPU, 200 epochs, scored by
+``experiments/mmix/node_curves.py``, 2026-11-26; seed 0 trained at 2ed7310, seed 1 at 2ef9463):
+Cora 82.8 ± 0.8 (83.17, 81.89, 83.26) over seeds 0-2 (seeds 1-2 trained at 78c14ed), Citeseer
+71.3 ± 0.6 (71.7, 70.9) over seeds 0-1 (seed 0 trained at 2ef9463, seed 1 at 78c14ed). With
+GRACE's classifier (the configs' until commit fd540ad): Cora 82.0 ± 1.2 (83.19, 80.80) over
+seeds 0 and 1, Citeseer 69.3 ± 0.5 (seed 0, ± over the classifiers); NMI/ARI Cora 0.548 /
+0.490, Citeseer 0.409 / 0.406. 3-9 min per run on shared cores; trained at commits
 89a2d3a..32b4585, evaluated at a3a27ff (Cora) / 32b4585 (Citeseer) with ``--config.seed=S``.
 The paper's ordering does not hold here: see the README's m-Mix section.
 """
