@@ -46,7 +46,7 @@ def _ppi_folder(folder: Path) -> Path:
 
 
 def _read_split(folder: Path, split: str):
-    """``(features, labels, graph_ids, senders, receivers)`` of one split, node ids local."""
+    """``(features, labels, senders, receivers)`` of one split, node ids local."""
     paths = {
         part: require_file(folder / f"{split}_{part}", f"PPI's {split}_{part}", "ppi", "ppi")
         for part in ("graph.json", "feats.npy", "labels.npy", "graph_id.npy")
@@ -91,7 +91,7 @@ def _read_split(folder: Path, split: str):
             paths["graph.json"], None, f"{across} edges join nodes of different graphs"
         )
     s, r = undirected_edges(s, r, n)
-    return x.astype(np.float32), y.astype(np.int32), gid, s, r
+    return x.astype(np.float32), y.astype(np.int32), s, r
 
 
 def _assemble(name, parts) -> NodeDataset:
@@ -132,8 +132,7 @@ def load_ppi(folder: str | Path) -> NodeDataset:
     folder = _ppi_folder(Path(folder))
     parts = []
     for split, _, _ in SPLITS:
-        x, y, _gid, s, r = _read_split(folder, split)
-        parts.append((x, y, s, r))
+        parts.append(_read_split(folder, split))
     widths = {p[0].shape[1] for p in parts}, {p[1].shape[1] for p in parts}
     if len(widths[0]) != 1 or len(widths[1]) != 1:
         raise GraphFormatError(

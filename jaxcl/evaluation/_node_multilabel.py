@@ -49,8 +49,8 @@ def _train_and_select(train, val, test, key, learning_rate, weight_decay, *, ste
     def loss(params):
         return jnp.mean(optax.sigmoid_binary_cross_entropy(lm.logits(params, x_tr), y_tr))
 
-    def evaluate(params, best):
-        score, val_counts, test_counts, best_step, done = best
+    def evaluate(params, done, best):
+        score, val_counts, test_counts, best_step = best
         new_val = micro_f1_counts(lm.logits(params, x_va), y_va)
         new_score = micro_f1(new_val)
         # strictly better only: among equal validation scores the earliest wins (the first
@@ -63,7 +63,6 @@ def _train_and_select(train, val, test, key, learning_rate, weight_decay, *, ste
                 better, lambda: micro_f1_counts(lm.logits(params, x_te), y_te), lambda: test_counts
             ),
             jnp.where(better, done, best_step),
-            done,
         )
 
     def step(carry, t):
@@ -72,14 +71,13 @@ def _train_and_select(train, val, test, key, learning_rate, weight_decay, *, ste
         params = optax.apply_updates(params, updates)
         done = t + 1
         is_eval = (done % eval_every == 0) | (done == steps)
-        best = (*best[:4], done)
-        best = jax.lax.cond(is_eval, evaluate, lambda _, b: b, params, best)
+        best = jax.lax.cond(is_eval, evaluate, lambda _, _t, b: b, params, done, best)
         return (params, opt_state, best), None
 
     zero = jnp.zeros(3, jnp.int32)
-    best = (jnp.float32(-1.0), zero, zero, jnp.int32(0), jnp.int32(0))
+    best = (jnp.float32(-1.0), zero, zero, jnp.int32(0))
     (_, _, best), _ = jax.lax.scan(step, (params, tx.init(params), best), jnp.arange(steps))
-    _, val_counts, test_counts, best_step, _ = best
+    _, val_counts, test_counts, best_step = best
     return val_counts, test_counts, best_step
 
 

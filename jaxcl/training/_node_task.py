@@ -182,8 +182,8 @@ class NodeClassificationTask:
             r = evaluation.node_logistic_regression_runs(
                 x, self.ds.labels, train, val, test, num_classes=self.spec.num_classes, **kw
             )
-        test_score, val_score = r[f"test_{self.metric}"], r[f"val_{self.metric}"]
         m = self.metric
+        test_score, val_score = r[f"test_{m}"], r[f"val_{m}"]
         return {
             f"node_test_{m}": float(np.mean(test_score)),
             f"node_test_{m}_std": float(np.std(test_score)),
