@@ -35,9 +35,11 @@ Usage (from the repository root; Cora and Citeseer from ``$JAXCL_DATA_DIR`` or
 
   python experiments/benchmarks/mmix_benchmark.py            # all three parts
   python experiments/benchmarks/mmix_benchmark.py --parts graph   # part 3 only
+  python experiments/benchmarks/mmix_benchmark.py --parts graph --graph-rows mvgrl,mp
   python experiments/benchmarks/mmix_benchmark.py --quick    # small N, 2 epochs: a smoke run
 
-Writes mmix_benchmark[_quick].json and .png to --out (default experiments/benchmarks/results).
+Writes mmix_benchmark[_quick][_gpu].json and .png to --out (default
+experiments/benchmarks/results), after each part and each row of part 3.
 """
 
 from __future__ import annotations
@@ -54,6 +56,9 @@ import _common  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 ROWS = ("random", "binary", "mo", "mp_nodiv", "mp")
+# Part 3's rows: MVGRL at m-Mix's setup (the base of the ratios), MVGRL's own setup, and the
+# m-Mix rows (binary-mix has no graph-level row).
+GRAPH_ROWS = ("mvgrl", "mvgrl_setup") + tuple(r for r in ROWS if r != "binary")
 
 
 def parse_args() -> argparse.Namespace:
@@ -69,10 +74,23 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--graph-datasets", nargs="*", default=["imdb_binary"])
     p.add_argument("--graph-epochs", type=int, default=5)
     p.add_argument(
+        "--graph-rows",
+        default=",".join(GRAPH_ROWS),
+        help=f"part 3's rows, comma-separated, mvgrl among them (default {','.join(GRAPH_ROWS)})",
+    )
+    p.add_argument(
         "--parts", default="mixing,node,graph", help="which parts, comma-separated (default all)"
     )
     p.add_argument("--out", type=pathlib.Path, default=REPO / "experiments/benchmarks/results")
     args = p.parse_args()
+    args.graph_rows = [r for r in args.graph_rows.split(",") if r]
+    unknown = sorted(set(args.graph_rows) - set(GRAPH_ROWS))
+    if unknown or "mvgrl" not in args.graph_rows:
+        p.error(
+            f"--graph-rows={','.join(args.graph_rows)}: expected rows among "
+            f"{','.join(GRAPH_ROWS)}, mvgrl (the base of the ratios) among them"
+            + (f"; unknown {unknown}" if unknown else "")
+        )
     if args.quick:
         args.sizes, args.dim, args.block_size = [512, 2048], 64, 256
         args.repeats, args.epochs, args.datasets = 2, 2, ["cora"]
@@ -202,7 +220,7 @@ def epochs(args) -> list[dict]:
     return rows
 
 
-def graph_epochs(args) -> list[dict]:
+def graph_epochs(args, on_row=lambda rows: None) -> list[dict]:
     import jax
 
     from jaxcl.configs import mmix_graph
@@ -222,10 +240,12 @@ def graph_epochs(args) -> list[dict]:
         apply_setup(base, mmix_graph.MMIX)  # MVGRL's objective at m-Mix's encoder and batch
         if args.quick:
             apply_setup(base, mmix_graph.QUICK)
-        configs = {"mvgrl": base, "mvgrl_setup": mmix_graph.make("mvgrl", arg)}
-        configs.update({row: mmix_graph.make(row, arg) for row in ROWS if row != "binary"})
         base_sec = None
-        for row, c in configs.items():
+        for row in [r for r in GRAPH_ROWS if r in args.graph_rows]:  # mvgrl first
+            if row == "mvgrl":
+                c = base
+            else:  # mvgrl_setup: MVGRL's own setup
+                c = mmix_graph.make("mvgrl" if row == "mvgrl_setup" else row, arg)
             run, state, step, mesh = _trainer_parts(c, args.graph_epochs + 1)
             task = run.task
             with jax.set_mesh(mesh):
@@ -268,6 +288,7 @@ def graph_epochs(args) -> list[dict]:
                 f"{compiles['count']} compilations while timed)",
                 flush=True,
             )
+            on_row(rows)
     return rows
 
 
@@ -337,20 +358,27 @@ def main() -> None:
     if unknown:
         raise SystemExit(f"--parts: unknown {sorted(unknown)}; parts: mixing, node, graph")
     record = {"env": env, "mixing_step": []}
+    # A GPU run is named after its platform, so that it does not overwrite the CPU figures.
+    settings = () if device.platform == "cpu" else (device.platform,)
+
+    def save():  # after each part and each graph row: a run cut short keeps what it measured
+        _common.save_record(
+            args, "mmix_benchmark", record, lambda p: draw(record, p), settings=settings
+        )
+
     if "mixing" in parts:
         print("part 1: mp-mix value + gradient")
         record["mixing_step"] = mixing_step(args)
+        save()
     if "node" in parts:
         print("part 2: seconds per epoch, the trainer's step")
         record["epochs"] = epochs(args)
+        save()
     if "graph" in parts and args.graph_datasets:
         print("part 3: seconds per epoch, graph level (padded batches)")
-        record["graph_epochs"] = graph_epochs(args)
-    # A GPU run is named after its platform, so that it does not overwrite the CPU figures.
-    settings = () if device.platform == "cpu" else (device.platform,)
-    _common.save_record(
-        args, "mmix_benchmark", record, lambda p: draw(record, p), settings=settings
-    )
+        record["graph_epochs"] = graph_epochs(
+            args, on_row=lambda rows: (record.update(graph_epochs=rows), save())
+        )
 
 
 if __name__ == "__main__":
