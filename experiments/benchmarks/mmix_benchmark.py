@@ -320,6 +320,7 @@ def draw(record: dict, path: pathlib.Path) -> None:
         axes[0].legend()
     else:
         axes[0].text(0.5, 0.5, "part 1 not run", ha="center", transform=axes[0].transAxes)
+        axes[0].set(xticks=[], yticks=[])
     ep = (record.get("epochs") or []) + [
         r for r in record.get("graph_epochs") or [] if r["row"] != "mvgrl_setup"
     ]
