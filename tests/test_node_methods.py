@@ -194,6 +194,86 @@ def test_mvgrl_dense_diffusion_is_the_exact_ppr_matrix():
     np.testing.assert_allclose(inputs.diffusion, want, rtol=1e-5, atol=1e-7)
 
 
+def _mvgrl_citeseer_view(adjacency, alpha=0.2):
+    """MVGRL's node/dataset.py Citeseer branch on a dense 0/1 adjacency, with NumPy and
+    scikit-learn: the threshold of 1e-5 .. 1e-2 whose kept entries per node come closest to
+    the mean degree, then MinMaxScaler over the columns."""
+    from sklearn.preprocessing import MinMaxScaler
+
+    diff = _dense_ppr(adjacency, alpha)
+    n = adjacency.shape[0]
+    epsilons = [1e-5, 1e-4, 1e-3, 1e-2]
+    degree = adjacency.sum() / n
+    eps = epsilons[int(np.argmin([abs(degree - (diff >= e).sum() / n) for e in epsilons]))]
+    diff = np.where(diff < eps, 0.0, diff)
+    return MinMaxScaler().fit_transform(diff), eps
+
+
+def _dense_ppr(adjacency, alpha):
+    a = adjacency + np.eye(adjacency.shape[0])
+    d = np.diag(a.sum(1) ** -0.5)
+    return alpha * np.linalg.inv(np.eye(a.shape[0]) - (1 - alpha) * d @ a @ d)
+
+
+@pytest.mark.parametrize("p", [0.05, 0.2])
+def test_mvgrl_citeseer_preprocessing_matches_a_numpy_sklearn_reference(p):
+    ds = _toy_dataset(np.random.default_rng(3), num_nodes=60, p=p)
+    adjacency = np.zeros((ds.num_nodes, ds.num_nodes))
+    adjacency[ds.receivers, ds.senders] = 1.0
+    want, want_eps = _mvgrl_citeseer_view(adjacency)
+    method = methods.MVGRL(_config("mvgrl", ppr_match_degree=True, ppr_minmax=True))
+    got = method.node_inputs(ds, graphs.node_graph(ds)).diffusion
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert got.max() == pytest.approx(1.0) and (got >= 0).all()
+    # the threshold alone, then the scaling alone
+    only_eps = methods.MVGRL(_config("mvgrl", ppr_match_degree=True))
+    kept = only_eps.node_inputs(ds, graphs.node_graph(ds)).diffusion
+    exact = _dense_ppr(adjacency, 0.2)
+    np.testing.assert_allclose(kept, np.where(exact < want_eps, 0, exact), rtol=1e-5, atol=1e-7)
+    assert graphs.degree_matched_eps(
+        graphs.ppr_diffusion(ds.senders, ds.receivers, ds.num_nodes, eps=0.0),
+        ds.num_nodes,
+        adjacency.sum() / ds.num_nodes,
+    ) == pytest.approx(want_eps)
+    only_minmax = methods.MVGRL(_config("mvgrl", ppr_minmax=True))
+    scaled = only_minmax.node_inputs(ds, graphs.node_graph(ds)).diffusion
+    span = exact.max(0) - exact.min(0)  # every entry is stored where the graph is connected
+    np.testing.assert_allclose(scaled, (exact - exact.min(0)) / span, rtol=1e-4, atol=1e-6)
+
+
+def test_minmax_columns_of_a_fully_stored_column_uses_its_own_minimum():
+    # column 0 stores both rows (min 0.2), column 1 only one (min 0, unstored), column 2 a
+    # constant: scikit-learn's MinMaxScaler on the dense matrix
+    from sklearn.preprocessing import MinMaxScaler
+
+    d = graphs.Diffusion(
+        np.array([0, 0, 0, 1, 2, 2, 2]),
+        np.array([0, 1, 2, 1, 0, 1, 2]),
+        np.array([0.6, 0.2, 0.4, 0.5, 3, 3, 3.0]),
+    )
+    dense = np.zeros((3, 3))
+    dense[d.receivers, d.senders] = d.weights
+    got = graphs.minmax_columns(d, 3)
+    out = np.zeros((3, 3))
+    out[got.receivers, got.senders] = got.weights
+    np.testing.assert_allclose(out, MinMaxScaler().fit_transform(dense), atol=1e-7)
+
+
+def test_mvgrl_rejects_a_threshold_beside_the_degree_matched_one():
+    with pytest.raises(ValueError, match=r"ppr_eps = 0.0001 with ppr_match_degree = True"):
+        methods.MVGRL(_config("mvgrl", ppr_match_degree=True, ppr_eps=1e-4))
+
+
+def test_diffusion_helpers_reject_bad_arguments():
+    d = graphs.Diffusion(np.array([0, 1]), np.array([0, 1]), np.array([0.5, 0.5]))
+    with pytest.raises(ValueError, match="`candidates` must be positive"):
+        graphs.degree_matched_eps(d, 2, 1.0, candidates=(0.0,))
+    with pytest.raises(ValueError, match="`mean_degree` must be a number >= 0"):
+        graphs.degree_matched_eps(d, 2, -1.0)
+    with pytest.raises(ValueError, match="sender ids must lie in"):
+        graphs.minmax_columns(d, 1)
+
+
 def test_mvgrl_sparse_and_dense_diffusion_give_the_same_embeddings():
     ds = _toy_dataset(np.random.default_rng(1))
     outs = []

@@ -11,7 +11,9 @@ always sorted by receiver, so aggregations can use sorted segment sums.
 
 Augmentations keep static shapes: :func:`drop_edges` returns an edge mask, and
 :func:`mask_features` zeroes feature columns (GRACE). :func:`ppr_diffusion` computes
-MVGRL's personalised-PageRank view on the host, exactly or sparsely.
+MVGRL's personalised-PageRank view on the host, exactly or sparsely;
+:func:`degree_matched_eps` and :func:`minmax_columns` are the thresholding and column scaling
+that MVGRL's code applies to Citeseer's view.
 
 Sparse node features (bag-of-words) can be a :class:`SparseMatrix`, whose product with a
 dense kernel (:func:`sparse_matmul`) GCN layers use; a graph's :func:`adjacency_pattern`
@@ -29,7 +31,15 @@ from jaxcl.graphs._batching import (
     receiver_order,
 )
 from jaxcl.graphs._budgets import PaddingBudget, padding_budgets, select_budget
-from jaxcl.graphs._diffusion import Diffusion, ppr_dataset, ppr_diffusion, ppr_matrix
+from jaxcl.graphs._diffusion import (
+    DENSE_DIFFUSION_LIMIT,
+    Diffusion,
+    degree_matched_eps,
+    minmax_columns,
+    ppr_dataset,
+    ppr_diffusion,
+    ppr_matrix,
+)
 from jaxcl.graphs._segments import (
     aggregate_edges,
     gather_nodes,
@@ -47,6 +57,7 @@ from jaxcl.graphs._sparse import (
 )
 
 __all__ = [
+    "DENSE_DIFFUSION_LIMIT",
     "Diffusion",
     "GraphBatcher",
     "PaddingBudget",
@@ -56,12 +67,14 @@ __all__ = [
     "adjacency_pattern",
     "aggregate_edges",
     "batch_graphs",
+    "degree_matched_eps",
     "drop_edges",
     "edge_dots",
     "edge_pattern",
     "gather_nodes",
     "gcn_normalization",
     "mask_features",
+    "minmax_columns",
     "node_graph",
     "node_graph_ids",
     "padding_budgets",

@@ -27,7 +27,7 @@ from jaxcl.data._graph_types import GraphDataset, trusted_graph
 
 # Largest graph the "auto" method inverts densely: a 4096^2 float64 inverse takes a few
 # seconds on one CPU core and 130 MB (Cora's 2708 nodes: about 1 s).
-_DENSE_LIMIT = 4096
+_DENSE_LIMIT = DENSE_DIFFUSION_LIMIT = 4096
 
 
 class Diffusion(NamedTuple):
@@ -215,6 +215,88 @@ def ppr_diffusion(
     if top_k is not None:
         s = _top_k_per_row(s, top_k)
     return _to_diffusion(s)
+
+
+# MVGRL's code (``node/dataset.py``, Citeseer only) tries these thresholds.
+DEGREE_MATCH_EPS = (1e-5, 1e-4, 1e-3, 1e-2)
+
+
+def degree_matched_eps(
+    diffusion: Diffusion,
+    num_nodes: int,
+    mean_degree: float,
+    candidates: tuple[float, ...] = DEGREE_MATCH_EPS,
+) -> float:
+    """The threshold among ``candidates`` that keeps, per node, the number of diffusion
+    entries closest to ``mean_degree`` (MVGRL's code on Citeseer: of ``1e-5 ... 1e-2``, the
+    ``eps`` minimising ``|mean_degree - #{S_ij >= eps} / N|``; the first such on a tie).
+
+    Args:
+      diffusion: the diffusion's entries (zeros need not be stored: none is ``>= eps``).
+      num_nodes: ``N``.
+      mean_degree: the graph's mean degree (MVGRL: ``sum(A) / N``, no self loops).
+      candidates: positive thresholds.
+
+    Example:
+      >>> import numpy as np
+      >>> d = Diffusion(np.arange(4), np.arange(4), np.array([0.5, 0.05, 5e-3, 5e-4]))
+      >>> degree_matched_eps(d, 2, 1.0)  # 1e-2 keeps 2 entries (1 per node)
+      0.01
+    """
+    fn = "degree_matched_eps"
+    if not candidates or any(not (isinstance(e, (int, float)) and e > 0) for e in candidates):
+        raise ValueError(f"{fn}: `candidates` must be positive numbers, got {candidates!r}")
+    if not (isinstance(mean_degree, (int, float, np.floating)) and mean_degree >= 0):
+        raise ValueError(f"{fn}: `mean_degree` must be a number >= 0, got {mean_degree!r}")
+    if (
+        isinstance(num_nodes, bool)
+        or not isinstance(num_nodes, (int, np.integer))
+        or num_nodes <= 0
+    ):
+        raise ValueError(f"{fn}: `num_nodes` must be a positive int, got {num_nodes!r}")
+    w = np.asarray(diffusion.weights)
+    gaps = [abs(mean_degree - np.count_nonzero(w >= e) / num_nodes) for e in candidates]
+    return float(candidates[int(np.argmin(gaps))])
+
+
+def minmax_columns(diffusion: Diffusion, num_nodes: int) -> Diffusion:
+    """Each column of ``S`` (the entries one sender gives) scaled to ``[0, 1]``, as
+    scikit-learn's ``MinMaxScaler`` fitted on the dense ``S`` (MVGRL's code on Citeseer):
+    ``(S_ij - min_i S_ij) / (max_i S_ij - min_i S_ij)``, where a column's unstored entries
+    are zeros (so its minimum is 0 unless all ``N`` entries are stored) and a constant column
+    is only shifted. Entries that become 0 stay in the edge list.
+
+    Example:
+      >>> import numpy as np
+      >>> d = Diffusion(np.array([0, 0, 1]), np.array([0, 1, 1]), np.array([0.2, 0.1, 0.4]))
+      >>> minmax_columns(d, 3).weights.tolist()  # row 2 unstored: each column's minimum is 0
+      [1.0, 0.5, 1.0]
+    """
+    fn = "minmax_columns"
+    if (
+        isinstance(num_nodes, bool)
+        or not isinstance(num_nodes, (int, np.integer))
+        or num_nodes <= 0
+    ):
+        raise ValueError(f"{fn}: `num_nodes` must be a positive int, got {num_nodes!r}")
+    senders = np.asarray(diffusion.senders, np.int64)
+    w = np.asarray(diffusion.weights, np.float64)
+    if senders.size and (senders.min() < 0 or senders.max() >= num_nodes):
+        raise ValueError(
+            f"{fn}: sender ids must lie in [0, {num_nodes}), got {senders.min()}..{senders.max()}"
+        )
+    count = np.bincount(senders, minlength=num_nodes)
+    high = np.full(num_nodes, -np.inf)
+    np.maximum.at(high, senders, w)
+    low = np.full(num_nodes, np.inf)
+    np.minimum.at(low, senders, w)
+    # a column with unstored (zero) entries has its minimum at 0, or below for a negative entry
+    low = np.where(count < num_nodes, np.minimum(low, 0.0), low)
+    high = np.where(count < num_nodes, np.maximum(high, 0.0), high)
+    span = high - low
+    span = np.where(span > 0, span, 1.0)  # scikit-learn's rule for a constant column
+    scaled = (w - low[senders]) / span[senders]
+    return Diffusion(diffusion.senders, diffusion.receivers, scaled.astype(np.float32))
 
 
 def ppr_dataset(

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import jraph
 import numpy as np
 import optax
+from absl import logging
 
 from jaxcl import graphs, models
 from jaxcl.methods._base import Method, check_choice, register
@@ -96,8 +97,13 @@ class MVGRL(Method):
       runs ``config.train.epochs`` and evaluates the last model;
     * the adjacency view uses ``A + I``; the code's ``normalize_adj(adj + sp.eye(n))``
       adds the identity twice (``A + 2I``), which the paper does not describe;
-    * Citeseer's preprocessing in the code (a threshold chosen to match the average degree
-      and column-wise min-max scaling of ``S``) is not implemented; ``ppr_eps`` thresholds.
+    * Citeseer's preprocessing in the code (``node/dataset.py``) is two settings, off by
+      default: ``ppr_match_degree = True`` drops the entries of ``S`` below the threshold
+      among ``1e-5 ... 1e-2`` that keeps about as many entries per node as the graph's mean
+      degree (:func:`jaxcl.graphs.degree_matched_eps`; instead of ``ppr_eps``), and
+      ``ppr_minmax = True`` scales each column of ``S`` to ``[0, 1]``
+      (:func:`jaxcl.graphs.minmax_columns`, scikit-learn's ``MinMaxScaler``). Both need the
+      exact ``S`` (graphs up to 4096 nodes).
 
     References:
       Hassani & Khasahmadi, "Contrastive Multi-View Representation Learning on Graphs",
@@ -110,8 +116,10 @@ class MVGRL(Method):
     model_defaults = {}
     data_kinds = ("node",)
     # windows: node windows scored per step (0 = the whole graph), of window_size nodes each
+    # ppr_match_degree / ppr_minmax: MVGRL's Citeseer preprocessing of S (see above)
     defaults = {"alpha": 0.2, "ppr_eps": 0.0, "diffusion": "dense", "windows": 0,
-                "window_size": 2000}  # fmt: skip
+                "window_size": 2000, "ppr_match_degree": False,
+                "ppr_minmax": False}  # fmt: skip
 
     def __init__(self, config):
         super().__init__(config)
@@ -126,6 +134,11 @@ class MVGRL(Method):
                 "diffusion='sparse' (otherwise every pair of connected nodes is an edge)"
             )
         check_windows(self.hp)
+        if self.hp.ppr_match_degree and self.hp.ppr_eps != 0:
+            raise ValueError(
+                f"config.method.ppr_eps = {self.hp.ppr_eps!r} with ppr_match_degree = True: "
+                "the threshold is chosen from the mean degree; set ppr_eps = 0"
+            )
 
     def step_windows(self, key: jax.Array, inputs: MVGRLInputs):
         """``(key, ids)``: this step's ``[windows, window_size]`` node ids and the key left
@@ -147,13 +160,36 @@ class MVGRL(Method):
         return models.MVGRLModel(adjacency, diffusion, models.Bilinear(m.encoder_width, rngs=rngs))
 
     def node_inputs(self, dataset, graph):
+        n = dataset.num_nodes
+        exact = self.hp.ppr_match_degree or self.hp.ppr_minmax
+        if exact and n > graphs.DENSE_DIFFUSION_LIMIT:
+            raise ValueError(
+                f"config.method.ppr_match_degree / ppr_minmax need the exact diffusion, "
+                f"computed for graphs of at most {graphs.DENSE_DIFFUSION_LIMIT} nodes; "
+                f"{dataset.name!r} has {n}"
+            )
         d = graphs.ppr_diffusion(
             dataset.senders,
             dataset.receivers,
-            dataset.num_nodes,
+            n,
             alpha=self.hp.alpha,
             eps=self.hp.ppr_eps,
+            method="exact" if exact else "auto",
         )
+        if self.hp.ppr_match_degree:
+            mean_degree = np.count_nonzero(dataset.senders != dataset.receivers) / n
+            eps = graphs.degree_matched_eps(d, n, mean_degree)
+            keep = d.weights >= eps
+            d = graphs.Diffusion(d.senders[keep], d.receivers[keep], d.weights[keep])
+            logging.info(
+                "mvgrl: ppr_match_degree kept the diffusion's entries >= %g: %.2f per node "
+                "(mean degree %.2f)",
+                eps,
+                keep.sum() / n,
+                mean_degree,
+            )
+        if self.hp.ppr_minmax:
+            d = graphs.minmax_columns(d, n)
         if self.hp.diffusion == "dense":
             s = np.zeros((dataset.num_nodes, dataset.num_nodes), np.float32)
             s[d.receivers, d.senders] = d.weights
