@@ -265,6 +265,15 @@ def test_node_evaluation_keys_are_validated():
     assert c.eval.node_classifier_normalize == "none"
     assert c.eval.node_classifier_weight_decay == 0.0
     assert _experiment("mp", "citeseer").eval.node_classifier_weight_decay == 0.01
+    # MVGRL's code's Citeseer view for every Citeseer row, the plain PPR on Cora
+    for row in ("random", "binary", "mo", "mp_nodiv", "mp"):
+        cite, cora = _experiment(row, "citeseer").method, _experiment(row, "cora").method
+        assert cite.ppr_match_degree and cite.ppr_minmax, row
+        assert not (cora.ppr_match_degree or cora.ppr_minmax), row
+    from jaxcl.configs import mvgrl_node
+
+    assert mvgrl_node.make("citeseer").method.ppr_minmax
+    assert not mvgrl_node.make("cora").method.ppr_match_degree
     for key, value in [
         ("node_classifier_runs", 0),
         ("node_classifier_steps", 0),
@@ -419,6 +428,34 @@ def _node_curves(name="node_curves"):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def test_node_table_takes_runs_own_results(tmp_path, capsys):
+    def run(name, seed, acc, epochs=200, data="cora"):
+        workdir = tmp_path / name
+        workdir.mkdir()
+        (workdir / "config.json").write_text(
+            json.dumps({"seed": seed, "data": {"name": data}, "train": {"epochs": epochs}})
+        )
+        result = {"test_top1": acc, "cluster_nmi": 0.5, "cluster_ari": 0.4}
+        (workdir / "results.json").write_text(json.dumps(result))
+        return str(workdir)
+
+    table = _node_curves("node_table")
+    runs = [f"mp={run('a', 0, 0.82)}", f"mp={run('b', 1, 0.84)}", f"mvgrl={run('c', 0, 0.8, 300)}"]
+    table.main(["--data", "cora", "--runs", *runs, "--out", str(tmp_path / "out")])
+    out = json.loads((tmp_path / "out" / "node_table_cora.json").read_text())["rows"]
+    assert out["mp"]["seeds"] == [0, 1] and out["mp"]["test_acc"] == pytest.approx([82.0, 84.0])
+    assert out["mvgrl"]["nmi"] == [0.5] and out["mvgrl"]["mean"] == pytest.approx(80.0)
+    assert "| + mp-mix | 85.9 ± 0.3 | 83.0 ± 1.4 | 2 (0, 1) |" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="a run of cora for 300 epochs; expected cora for 200"):
+        table.main(["--data", "cora", "--runs", runs[2].replace("mvgrl=", "mp=")])
+    with pytest.raises(SystemExit, match="expected citeseer for 200"):
+        table.main(["--data", "citeseer", "--runs", runs[0]])
+    with pytest.raises(SystemExit, match="seed 0 found twice"):
+        table.main(["--data", "cora", "--runs", runs[0], runs[0], "--out", str(tmp_path)])
+    with pytest.raises(SystemExit, match="expected row=workdir holding results.json"):
+        table.main(["--data", "cora", "--runs", f"mp={tmp_path}"])
 
 
 def test_node_table_takes_each_rows_epoch_from_every_seed(tmp_path, capsys):

@@ -14,6 +14,14 @@ and prints and writes (``experiments/mmix/results/node_table_<data><tag>.{json,p
 mean ± sample std over the seeds beside the paper's mean ± std, with the k-means NMI / ARI
 where the JSONs have them (``node_curves.py --clustering``). The plot shows every seed as a
 dot.
+
+``--runs row=workdir ...`` takes runs' own results instead of (or beside) node_curves'
+JSONs: ``workdir/results.json`` (the final model's ``test_top1``, ``cluster_nmi``,
+``cluster_ari``, scored by the config's classifier, MVGRL's) and the seed, data set and
+epochs of ``workdir/config.json``, which must be the row's epoch::
+
+    python experiments/mmix/node_table.py --data citeseer --tag _mvgrl_view \
+        --runs mvgrl=/tmp/w_mvgrl_s0 mvgrl=/tmp/w_mvgrl_s1 mp=/tmp/w_mp_s0 ...
 """
 
 from __future__ import annotations
@@ -70,6 +78,43 @@ def collect(
     return rows
 
 
+def collect_runs(
+    items: list[str], data: str, epochs: dict[str, int], rows: dict, first: bool = False
+) -> dict:
+    """Adds ``row=workdir`` runs' own results to ``rows`` (:func:`collect`'s layout)."""
+    for item in items:
+        row, sep, workdir = item.partition("=")
+        if not sep or not os.path.isfile(os.path.join(workdir, "results.json")):
+            raise SystemExit(f"--runs {item!r}: expected row=workdir holding results.json")
+        result = json.load(open(os.path.join(workdir, "results.json")))
+        config = json.load(open(os.path.join(workdir, "config.json")))
+        epoch = epochs.get(row, DEFAULT_EPOCHS.get(row, 200))
+        if config["data"]["name"] != data or config["train"]["epochs"] != epoch:
+            raise SystemExit(
+                f"--runs {item!r}: a run of {config['data']['name']} for "
+                f"{config['train']['epochs']} epochs; expected {data} for {epoch} (--epoch "
+                f"{row}=E for another)"
+            )
+        out = rows.setdefault(
+            row, {"epoch": epoch, "seeds": [], "test_acc": [], "nmi": [], "ari": [], "files": []}
+        )
+        if config["seed"] in out["seeds"]:
+            if first:
+                print(f"{workdir}: row {row!r} seed {config['seed']}: kept the earlier one")
+                continue
+            raise SystemExit(
+                f"--runs {item!r}: row {row!r} seed {config['seed']} found twice (--first "
+                "keeps the first)"
+            )
+        out["seeds"].append(config["seed"])
+        out["test_acc"].append(100 * result["test_top1"])
+        out["files"].append(workdir)
+        if "cluster_nmi" in result:
+            out["nmi"].append(result["cluster_nmi"])
+            out["ari"].append(result["cluster_ari"])
+    return rows
+
+
 def mean_std(values) -> tuple[float, float]:
     """Mean and sample standard deviation (0 for one value)."""
     v = np.asarray(values, np.float64)
@@ -105,7 +150,8 @@ def plot(rows: dict, data: str, path: str) -> None:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", required=True, choices=sorted(PAPER))
-    parser.add_argument("--jsons", nargs="+", required=True, help="node_curves.py outputs")
+    parser.add_argument("--jsons", nargs="*", default=[], help="node_curves.py outputs")
+    parser.add_argument("--runs", nargs="*", default=[], help="row=workdir: runs' own results")
     parser.add_argument("--epoch", nargs="*", default=[], help="row=epoch overrides")
     parser.add_argument("--protocol", default="mvgrl", help="the classifier (node_curves')")
     parser.add_argument("--out", default=os.path.join(HERE, "results"))
@@ -120,7 +166,12 @@ def main(argv=None):
         if not sep or not value.isdigit():
             raise SystemExit(f"--epoch {item!r}: expected row=epoch, e.g. mp=200")
         epochs[row] = int(value)
+    if not args.jsons and not args.runs:
+        parser.error("give --jsons, --runs or both")
+    if args.runs and args.protocol != "mvgrl":
+        parser.error(f"--runs with --protocol {args.protocol}: runs report MVGRL's classifier")
     rows = collect(args.jsons, epochs, args.protocol, args.first)
+    rows = collect_runs(args.runs, args.data, epochs, rows, args.first)
     if not rows:
         raise SystemExit("no row of the JSONs has a checkpoint at its epoch")
     order = [r for r in LABELS if r in rows] + [r for r in rows if r not in LABELS]
