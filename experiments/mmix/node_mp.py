@@ -5,7 +5,13 @@
     # Citeseer: :citeseer; all nodes as partners (m-mix-op): :cora,op; smoke test: :cora,quick
     # Pubmed's size, on a random graph (not run; its files are not here): :pubmed
 
-Paper (m-Mix Table 5): Cora 85.9 ± 0.3, Citeseer 75.8 ± 0.3. Measured with the configs'
+Paper (m-Mix Table 5): Cora 85.9 ± 0.3, Citeseer 75.8 ± 0.3. Citeseer with MVGRL's code's
+Citeseer view of the diffusion (the config's since 8c6cdb0; trained at de471c8 with
+``--config.method.ppr_match_degree=True --config.method.ppr_minmax=True``, 200 epochs, 7.6
+min each on 2 shared AMD EPYC cores, 2026-11-27, the runs' own results): 71.5 ± 0.6 (72.00,
+71.70, 70.80; seeds 0-2), NMI / ARI 0.417 / 0.402, where MVGRL rises to 73.2 ± 0.8 with that
+view: mp-mix lies 1.7 below MVGRL. The Citeseer numbers below are with the plain PPR view.
+Measured with the configs'
 classifier (MVGRL's, 50 logistic regressions per pretraining; 2-core CPU, 200 epochs, scored
 by ``experiments/mmix/node_curves.py`` and ``node_table.py``, 2026-11-26; seed 0 trained at
 2ed7310, seed 1 at 2ef9463, seeds 2-4 and Citeseer's seeds 1-2 at 554822d): Cora 82.5 ± 0.7

@@ -54,28 +54,33 @@ def collect(
             p = r["protocols"].get(protocol)
             if p is None or epoch not in p["epochs"]:
                 continue
-            i = p["epochs"].index(epoch)
-            out = rows.setdefault(
-                row,
-                {"epoch": epoch, "seeds": [], "test_acc": [], "nmi": [], "ari": [], "files": []},
-            )
-            if r["seed"] in out["seeds"]:
-                if first:
-                    print(f"{path}: row {row!r} seed {r['seed']}: kept the earlier JSON's")
-                    continue
-                raise SystemExit(
-                    f"{path}: row {row!r} seed {r['seed']} found twice (--first keeps the "
-                    "first JSON's)"
-                )
-            out["seeds"].append(r["seed"])
-            out["test_acc"].append(p["test_acc"][i])
-            out["files"].append(os.path.basename(path))
             k = r.get("clustering")
+            cluster = None
             if k is not None and epoch in k["epochs"]:
                 j = k["epochs"].index(epoch)
-                out["nmi"].append(k["nmi"][j])
-                out["ari"].append(k["ari"][j])
+                cluster = (k["nmi"][j], k["ari"][j])
+            acc = p["test_acc"][p["epochs"].index(epoch)]
+            _add(rows, row, epoch, r["seed"], acc, cluster, path, os.path.basename(path), first)
     return rows
+
+
+def _add(rows, row, epoch, seed, acc, cluster, source, name, first) -> None:
+    """One seed's accuracy (and ``(nmi, ari)`` or None) for ``row``; a seed already there is
+    an error, or with ``first`` left as it is."""
+    out = rows.setdefault(
+        row, {"epoch": epoch, "seeds": [], "test_acc": [], "nmi": [], "ari": [], "files": []}
+    )
+    if seed in out["seeds"]:
+        if first:
+            print(f"{source}: row {row!r} seed {seed}: kept the earlier one")
+            return
+        raise SystemExit(f"{source}: row {row!r} seed {seed} found twice (--first keeps the first)")
+    out["seeds"].append(seed)
+    out["test_acc"].append(acc)
+    out["files"].append(name)
+    if cluster is not None:
+        out["nmi"].append(cluster[0])
+        out["ari"].append(cluster[1])
 
 
 def collect_runs(
@@ -95,23 +100,11 @@ def collect_runs(
                 f"{config['train']['epochs']} epochs; expected {data} for {epoch} (--epoch "
                 f"{row}=E for another)"
             )
-        out = rows.setdefault(
-            row, {"epoch": epoch, "seeds": [], "test_acc": [], "nmi": [], "ari": [], "files": []}
-        )
-        if config["seed"] in out["seeds"]:
-            if first:
-                print(f"{workdir}: row {row!r} seed {config['seed']}: kept the earlier one")
-                continue
-            raise SystemExit(
-                f"--runs {item!r}: row {row!r} seed {config['seed']} found twice (--first "
-                "keeps the first)"
-            )
-        out["seeds"].append(config["seed"])
-        out["test_acc"].append(100 * result["test_top1"])
-        out["files"].append(workdir)
+        cluster = None
         if "cluster_nmi" in result:
-            out["nmi"].append(result["cluster_nmi"])
-            out["ari"].append(result["cluster_ari"])
+            cluster = (result["cluster_nmi"], result["cluster_ari"])
+        acc = 100 * result["test_top1"]
+        _add(rows, row, epoch, config["seed"], acc, cluster, f"--runs {item!r}", workdir, first)
     return rows
 
 
