@@ -11,7 +11,9 @@ config's since 8c6cdb0: entries below 1e-2 dropped, then each column scaled to [
 72.50; seeds 0-2, 300 epochs, trained at de471c8 with ``--config.method.ppr_match_degree=True
 --config.method.ppr_minmax=True``, 8.4-9.1 min each on the 2 AMD EPYC cores shared by two
 runs, 2026-11-27; the runs' own results, ``experiments/mmix/node_table.py --runs``), NMI /
-ARI 0.449 / 0.441, level with both papers. With the plain exact PPR view the config used
+ARI 0.449 / 0.441, level with both papers. The plain view's seed 0 rerun beside them (same
+commit and cores) gave 70.60 (70.50 below, on the Intel Xeon): the view makes the +2.5, not
+the machine. With the plain exact PPR view the config used
 before (``--config.method.ppr_match_degree=False --config.method.ppr_minmax=False``; 2-core
 Intel Xeon, 300 epochs, seed 0, trained at 2ed7310,
 scored by ``experiments/mmix/node_curves.py``, 2026-11-26): 70.5; with seeds 1 and 2 (trained

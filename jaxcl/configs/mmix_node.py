@@ -8,7 +8,10 @@ option ``op``, every node (m-mix-op, Table 3; no threshold unless
 
 The setup, Appendix A where it says, MVGRL's where it does not: features divided by their
 row sums; one GCN layer per view (adjacency ``D^-1/2 (A + I) D^-1/2``, exact dense PPR
-diffusion with ``alpha = 0.2``) of ``width`` units with PReLU; Adam at 3e-4 without weight
+diffusion with ``alpha = 0.2``; on Citeseer MVGRL's code's view of it, thresholded to about
+the mean degree and scaled column-wise to [0, 1], which the official m-Mix script loads with
+MVGRL's ``load``: :func:`jaxcl.configs.mvgrl_node.apply_citeseer_diffusion`) of ``width``
+units with PReLU; Adam at 3e-4 without weight
 decay; ``tau = 1``; the full graph every step for a fixed number of epochs (the paper: up to
 2000 with early stopping; the official code's early stopping is commented out). Evaluation:
 the public Planetoid split, MVGRL's classifier as the official code runs it (the mean of 50

@@ -3,18 +3,19 @@
 The node setup of MVGRL's code (kavehhassani/mvgrl ``node/train.py``): features divided by
 their row sums (DGL's citation loaders do this), one GCN layer of 512 units with PReLU per
 view, the adjacency view ``D^-1/2 (A + I) D^-1/2`` and the exact dense PPR diffusion
-(``alpha = 0.2``), Adam at lr 0.001 without weight decay, binary cross-entropy on the
-bilinear discriminator's logits. Evaluation on the public Planetoid split (MVGRL follows DGI)
-with MVGRL's classifier on the frozen embeddings ``h_adj + h_diff``: the mean test accuracy
-of 50 logistic regressions, each 300 full-batch Adam steps at lr 0.01 on the raw embeddings
-(weight decay 0.01 on Citeseer), scored after the last step (:func:`apply_mvgrl_classifier`;
-GRACE's classifier, 5000 steps on unit-norm embeddings selected on the validation nodes,
-with ``--config.eval.node_classifier_steps=5000 --config.eval.node_classifier_eval_every=20
---config.eval.node_classifier_normalize=l2 --config.eval.node_classifier_weight_decay=0``).
-Before commit fd540ad these configs used GRACE's classifier; on the same embeddings it
-scores MVGRL's 0.8 points lower on Cora and the m-Mix rows within ±0.7, and on Citeseer
-(without the weight decay) m-Mix's mp-mix 2.0 lower (``experiments/mmix/node_curves.py``,
-the README's m-Mix section).
+(``alpha = 0.2``; on Citeseer thresholded and scaled as the code does:
+:func:`apply_citeseer_diffusion`), Adam at lr 0.001 without weight decay, binary
+cross-entropy on the bilinear discriminator's logits. Evaluation on the public Planetoid
+split (MVGRL follows DGI) with MVGRL's classifier on the frozen embeddings ``h_adj +
+h_diff``: the mean test accuracy of 50 logistic regressions, each 300 full-batch Adam steps
+at lr 0.01 on the raw embeddings (weight decay 0.01 on Citeseer), scored after the last step
+(:func:`apply_mvgrl_classifier`; GRACE's classifier, 5000 steps on unit-norm embeddings
+selected on the validation nodes, with ``--config.eval.node_classifier_steps=5000
+--config.eval.node_classifier_eval_every=20 --config.eval.node_classifier_normalize=l2
+--config.eval.node_classifier_weight_decay=0``). Before commit fd540ad these configs used
+GRACE's classifier; on the same embeddings it scores MVGRL's 0.8 points lower on Cora and
+the m-Mix rows within ±0.7, and on Citeseer (without the weight decay) m-Mix's mp-mix 2.0
+lower (``experiments/mmix/node_curves.py``, the README's m-Mix section).
 
 What differs from the official code is listed in :class:`jaxcl.methods.MVGRL`: the full
 graph every step instead of 4 sampled windows of 2000 nodes (``--config.method.windows=4``
