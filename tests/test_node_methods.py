@@ -272,6 +272,16 @@ def test_diffusion_helpers_reject_bad_arguments():
         graphs.degree_matched_eps(d, 2, -1.0)
     with pytest.raises(ValueError, match="sender ids must lie in"):
         graphs.minmax_columns(d, 1)
+    with pytest.raises(ValueError, match="`num_nodes` must be a positive int, got 0"):
+        graphs.minmax_columns(d, 0)
+    # the exact diffusion these settings need is computed up to DENSE_DIFFUSION_LIMIT nodes
+    n = graphs.DENSE_DIFFUSION_LIMIT + 1
+    m = np.zeros(n, bool)
+    big = NodeDataset("big", np.array([0]), np.array([1]), np.ones((n, 2), np.float32),
+                      np.zeros(n, np.int64), 3, m, m, m)  # fmt: skip
+    method = methods.MVGRL(_config("mvgrl", ppr_minmax=True))
+    with pytest.raises(ValueError, match=f"need the exact diffusion.*'big' has {n}"):
+        method.node_inputs(big, None)
 
 
 def test_mvgrl_sparse_and_dense_diffusion_give_the_same_embeddings():

@@ -45,6 +45,15 @@ class Diffusion(NamedTuple):
     weights: np.ndarray
 
 
+def _check_num_nodes(fn: str, num_nodes) -> None:
+    if (
+        isinstance(num_nodes, bool)
+        or not isinstance(num_nodes, (int, np.integer))
+        or num_nodes <= 0
+    ):
+        raise ValueError(f"{fn}: `num_nodes` must be a positive int, got {num_nodes!r}")
+
+
 def _check(fn: str, senders, receivers, num_nodes, alpha):
     senders = np.asarray(senders, np.int64)
     receivers = np.asarray(receivers, np.int64)
@@ -53,12 +62,7 @@ def _check(fn: str, senders, receivers, num_nodes, alpha):
             f"{fn}: `senders` {senders.shape} and `receivers` {receivers.shape} must be 1-D "
             "and of the same length"
         )
-    if (
-        isinstance(num_nodes, bool)
-        or not isinstance(num_nodes, (int, np.integer))
-        or num_nodes <= 0
-    ):
-        raise ValueError(f"{fn}: `num_nodes` must be a positive int, got {num_nodes!r}")
+    _check_num_nodes(fn, num_nodes)
     for name, ids in (("senders", senders), ("receivers", receivers)):
         bad = np.flatnonzero((ids < 0) | (ids >= num_nodes))
         if bad.size:
@@ -248,12 +252,7 @@ def degree_matched_eps(
         raise ValueError(f"{fn}: `candidates` must be positive numbers, got {candidates!r}")
     if not (isinstance(mean_degree, (int, float, np.floating)) and mean_degree >= 0):
         raise ValueError(f"{fn}: `mean_degree` must be a number >= 0, got {mean_degree!r}")
-    if (
-        isinstance(num_nodes, bool)
-        or not isinstance(num_nodes, (int, np.integer))
-        or num_nodes <= 0
-    ):
-        raise ValueError(f"{fn}: `num_nodes` must be a positive int, got {num_nodes!r}")
+    _check_num_nodes(fn, num_nodes)
     w = np.asarray(diffusion.weights)
     gaps = [abs(mean_degree - np.count_nonzero(w >= e) / num_nodes) for e in candidates]
     return float(candidates[int(np.argmin(gaps))])
@@ -273,12 +272,7 @@ def minmax_columns(diffusion: Diffusion, num_nodes: int) -> Diffusion:
       [1.0, 0.5, 1.0]
     """
     fn = "minmax_columns"
-    if (
-        isinstance(num_nodes, bool)
-        or not isinstance(num_nodes, (int, np.integer))
-        or num_nodes <= 0
-    ):
-        raise ValueError(f"{fn}: `num_nodes` must be a positive int, got {num_nodes!r}")
+    _check_num_nodes(fn, num_nodes)
     senders = np.asarray(diffusion.senders, np.int64)
     w = np.asarray(diffusion.weights, np.float64)
     if senders.size and (senders.min() < 0 or senders.max() >= num_nodes):

@@ -97,11 +97,11 @@ class MVGRL(Method):
       runs ``config.train.epochs`` and evaluates the last model;
     * the adjacency view uses ``A + I``; the code's ``normalize_adj(adj + sp.eye(n))``
       adds the identity twice (``A + 2I``), which the paper does not describe;
-    * Citeseer's preprocessing in the code (``node/dataset.py``) is two settings, off by
-      default: ``ppr_match_degree = True`` drops the entries of ``S`` below the threshold
-      among ``1e-5 ... 1e-2`` that keeps about as many entries per node as the graph's mean
-      degree (:func:`jaxcl.graphs.degree_matched_eps`; instead of ``ppr_eps``), and
-      ``ppr_minmax = True`` scales each column of ``S`` to ``[0, 1]``
+    * Citeseer's preprocessing in the code (``node/dataset.py``) is two settings, off here
+      and on in the Citeseer configs: ``ppr_match_degree = True`` drops the entries of
+      ``S`` below the threshold among ``1e-5 ... 1e-2`` that keeps about as many entries per
+      node as the graph's mean degree (:func:`jaxcl.graphs.degree_matched_eps`; instead of
+      ``ppr_eps``), and ``ppr_minmax = True`` scales each column of ``S`` to ``[0, 1]``
       (:func:`jaxcl.graphs.minmax_columns`, scikit-learn's ``MinMaxScaler``). Both need the
       exact ``S`` (graphs up to 4096 nodes).
 
