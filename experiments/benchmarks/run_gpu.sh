@@ -14,7 +14,10 @@
 #   7. m-Mix's mixing step (dense / blocked / -wp, N = 2,708 and 20,000) and epochs against
 #      MVGRL's on Cora, Citeseer and IMDB-BINARY                      (#15)
 #   8. step 1 again with PyTorch's model and loss under torch.compile too (its compilation
-#      took longer than the 84 s a lease had left for it)
+#      takes about 90 s on the H200: the step needs about 230 s)
+#
+# The machine has no clu (nor TensorFlow): the benchmarks build the trainer's parts
+# themselves, but `python -m jaxcl.main` stops at its metric writer there.
 #
 # Step 2 also times implementation='pallas' (the fused kernel) and its launch settings.
 # Usage, from the repository root on the GPU machine:
