@@ -8,9 +8,10 @@
 Paper (m-Mix Table 5): Cora 84.1 ± 1.6, Citeseer 73.8 ± 1.1. Citeseer with MVGRL's code's
 Citeseer view of the diffusion (the config's since 8c6cdb0; trained at de471c8 with
 ``--config.method.ppr_match_degree=True --config.method.ppr_minmax=True``, 200 epochs, seeds
-0-1, 7.6 / 7.3 min on 2 shared AMD EPYC cores, 2026-11-27, the runs' own results): 71.0 ±
-1.1 (71.70, 70.20), NMI / ARI 0.424 / 0.370, where MVGRL gives 73.2 ± 0.8 with that view.
-The Citeseer numbers below are with the plain PPR view.
+0-1, 7.6 / 7.3 min on 2 shared AMD EPYC cores, 2026-11-27; seed 2 at 901890c, 7.3 min, with
+the config's defaults; the runs' own results): 70.9 ± 0.8 (71.70, 70.20, 70.70), NMI / ARI
+0.423 / 0.372, where MVGRL gives 73.2 ± 0.8 with that view. The Citeseer numbers below are
+with the plain PPR view.
 Measured with the configs'
 classifier (MVGRL's, 50 logistic regressions per pretraining; 2-core CPU, 200 epochs, scored by
 ``experiments/mmix/node_curves.py``, 2026-11-26; seed 0 trained at 2ed7310, seed 1 at 2ef9463):
