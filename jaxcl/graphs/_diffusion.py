@@ -27,7 +27,7 @@ from jaxcl.data._graph_types import GraphDataset, trusted_graph
 
 # Largest graph the "auto" method inverts densely: a 4096^2 float64 inverse takes a few
 # seconds on one CPU core and 130 MB (Cora's 2708 nodes: about 1 s).
-_DENSE_LIMIT = DENSE_DIFFUSION_LIMIT = 4096
+DENSE_DIFFUSION_LIMIT = 4096
 
 
 class Diffusion(NamedTuple):
@@ -203,7 +203,7 @@ def ppr_diffusion(
     if method not in ("auto", "exact", "sparse"):
         raise ValueError(f"{fn}: `method` must be 'auto', 'exact' or 'sparse', got {method!r}")
     if method == "auto":
-        method = "exact" if num_nodes <= _DENSE_LIMIT else "sparse"
+        method = "exact" if num_nodes <= DENSE_DIFFUSION_LIMIT else "sparse"
     if method == "exact":
         dense = ppr_matrix(senders, receivers, num_nodes, alpha=alpha, self_loops=self_loops)
         dense[dense < eps] = 0.0
