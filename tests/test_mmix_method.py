@@ -96,6 +96,44 @@ def test_cross_view_negatives_are_the_official_scripts_loss():
     assert not np.isclose(loss, both)
 
 
+@pytest.mark.parametrize("mixing", ["mp", "none"])
+def test_pre_activation_mixes_inside_the_layer_as_the_official_script(mixing):
+    # The official node script's GCN.forward with attn=True: PReLU(g(mix(A X W))), the
+    # diversity loss on the projections of A X W.
+    diversity = 0.5 if mixing == "mp" else 0.0
+    method, model, inputs = _setup(mixing=mixing, diversity=diversity, mix_at="pre_activation")
+    assert model.adjacency.activation is None and model.a_act is not None
+    layer = model.adjacency.layers[0]
+    layer.bias[...] = jnp.linspace(-0.5, 0.5, layer.bias.shape[0])  # a bias that shows
+    z_pre, z_b = model.embed(inputs)
+    graph = inputs.graph
+    # A X W + b with the layer's own weights: MVGRL's GCN with its PReLU at slope 0 (a ReLU)
+    ref = methods.MVGRL(_config()).build(methods.DataSpec("node", 6, 3), nnx.Rngs(1)).adjacency
+    ref.layers[0].linear.kernel[...] = layer.linear.kernel[...]
+    ref.layers[0].bias[...] = layer.bias[...]
+    ref.prelu.negative_slope[...] = jnp.zeros_like(ref.prelu.negative_slope[...])
+    np.testing.assert_allclose(jax.nn.relu(z_pre), ref(graph), rtol=1e-6, atol=1e-7)
+    assert np.any(np.asarray(z_pre) < 0)  # no activation on the layer itself
+    edges = dict(senders=graph.senders, receivers=graph.receivers)
+    if mixing == "mp":
+        p_m, p_n = model.projections()
+        mixed = mixers.mp_mix(z_pre, p_m, p_n, **edges)
+    else:
+        mixed = z_pre
+    hard = model.a_act(model.g(mixed))
+    want = losses.mmix_node_loss(hard, z_b)
+    if mixing == "mp":
+        want += diversity * losses.mmix_diversity_loss(z_pre, p_m, p_n)
+    loss, _ = method.loss(model, inputs, jax.random.key(0), {})
+    np.testing.assert_allclose(loss, want, rtol=1e-6)
+    np.testing.assert_allclose(method.features(model, inputs), hard + z_b, rtol=1e-6)
+    method.hp.eval_features = "encoder"
+    np.testing.assert_allclose(method.features(model, inputs), model.a_act(z_pre) + z_b, rtol=1e-6)
+    # the default placement keeps the GCN's own PReLU and has no extra activation
+    _, default_model, _ = _setup(mixing=mixing, diversity=diversity)
+    assert default_model.adjacency.activation == "prelu" and default_model.a_act is None
+
+
 @pytest.mark.parametrize(
     ("mixing", "mixer"),
     [
@@ -190,11 +228,19 @@ def test_op_threshold_changes_the_mix_and_wp_ignores_it():
         (dict(block_size=-1), r"block_size = -1"),
         (dict(eval_features="both"), r"eval_features = 'both'"),
         (dict(negatives="intra"), r"negatives = 'intra'"),
+        (dict(mix_at="input"), r"mix_at = 'input'"),
     ],
 )
 def test_bad_settings_are_named(hp, message):
     with pytest.raises(ValueError, match=message):
         methods.MVGRLMix(_config(**hp))
+
+
+def test_pre_activation_needs_one_gcn_layer():
+    c = _config(mix_at="pre_activation")
+    c.model.encoder_depth = 2
+    with pytest.raises(ValueError, match=r"mix_at = 'pre_activation'.*encoder_depth = 1, got 2"):
+        methods.MVGRLMix(c)
 
 
 def _experiment(row, arg, kind="node"):

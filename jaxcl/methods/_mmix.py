@@ -23,6 +23,10 @@ NODE_NEGATIVES = ("both", "cross")
 # of the parameters.
 EVAL_KEY = 0
 PARTNERS = ("wp", "op")
+# Where the node model mixes: the adjacency view's output, ``g(mix(PReLU(A X W)))`` (our
+# reading of Section 3.3), or inside its GCN layer, ``PReLU(g(mix(A X W)))`` (the official
+# node script's ``GCN.forward`` with ``attn=True``).
+MIX_AT = ("output", "pre_activation")
 
 
 def _square(width: int, rngs: nnx.Rngs) -> nnx.Linear:
@@ -95,9 +99,21 @@ class MMixNodeModel(models.MVGRLModel, MixHead):
     """MVGRL's two view encoders (no discriminator) with m-Mix's :class:`MixHead` parts
     (``g``, ``p_m``, ``p_n``) on the model itself."""
 
-    def __init__(self, adjacency, diffusion, width: int, *, projections: bool, rngs: nnx.Rngs):
+    def __init__(
+        self,
+        adjacency,
+        diffusion,
+        width: int,
+        *,
+        projections: bool,
+        pre_activation: bool = False,
+        rngs: nnx.Rngs,
+    ):
         models.MVGRLModel.__init__(self, adjacency, diffusion, None)
         MixHead.__init__(self, width, projections=projections, rngs=rngs)
+        # mix_at='pre_activation': the adjacency view's PReLU, applied after g (the GCN
+        # itself then has none)
+        self.a_act = nnx.PReLU(negative_slope_init=0.25) if pre_activation else None
 
 
 @register
@@ -122,7 +138,12 @@ class MVGRLMix(MVGRL):
     (Sherrylone/M-Mix ``node/``):
 
     * the mixing acts on the encoder's output and ``g`` follows it (Section 3.3, "m-mix
-      followed by an MLP"); the code instead mixes inside the GCN layer, before its PReLU;
+      followed by an MLP"): ``g(mix(PReLU(A X W + b)))``; the code instead mixes inside the
+      GCN layer, before its PReLU, ``PReLU(g(mix(A X W)))`` (and never adds the layer's
+      bias): ``mix_at='pre_activation'`` (one GCN layer only) mixes there too, with the
+      bias kept, the diversity loss on the pre-activation embeddings as the code, and
+      evaluation on ``PReLU(g(mix(A X W + b))) + z^b`` (``'encoder'``: ``PReLU(A X W + b)
+      + z^b``);
     * the objective has both views' within-view negatives (Eq. 7); the code contrasts only
       across views (``negatives='cross'``: :func:`jaxcl.losses.infonce` of ``g(z_hat^a)``
       and ``z^b``, both directions averaged, as the code's two cross-entropies);
@@ -158,6 +179,9 @@ class MVGRLMix(MVGRL):
         "eval_features": "mixed",
         # Eq. 7's negatives from both views ("both") or the other view's only ("cross").
         "negatives": "both",
+        # Mix the adjacency view's output ("output") or inside its GCN layer, before the
+        # PReLU ("pre_activation", the official node script's placement).
+        "mix_at": "output",
     }
 
     def __init__(self, config):
@@ -169,6 +193,18 @@ class MVGRLMix(MVGRL):
         check_choice(self.name, "negatives", hp.negatives, NODE_NEGATIVES)
         if hp.block_size < 0:
             raise ValueError(f"config.method.block_size = {hp.block_size!r}: expected >= 0")
+        check_choice(self.name, "mix_at", hp.mix_at, MIX_AT)
+        depth = config.model.encoder_depth
+        if hp.mix_at == "pre_activation" and depth != 1:
+            raise ValueError(
+                f"config.method.mix_at = 'pre_activation' mixes inside the adjacency view's "
+                f"only GCN layer: expected config.model.encoder_depth = 1, got {depth!r}"
+            )
+
+    @property
+    def adjacency_activation(self):
+        # mix_at='pre_activation': the PReLU moves after the mixing and g (MMixNodeModel.a_act)
+        return None if self.hp.mix_at == "pre_activation" else "prelu"
 
     def build(self, spec, rngs):
         mvgrl = super().build(spec, rngs)
@@ -178,6 +214,7 @@ class MVGRLMix(MVGRL):
             mvgrl.diffusion,
             width,
             projections=self.hp.mixing == "mp",
+            pre_activation=self.hp.mix_at == "pre_activation",
             rngs=rngs,
         )
 
@@ -192,10 +229,16 @@ class MVGRLMix(MVGRL):
                 kw["block_size"] = hp.block_size
         return mix_with(hp, model, z, key, **kw)
 
+    def branch(self, model: MMixNodeModel, z: jax.Array, graph, key: jax.Array) -> jax.Array:
+        """The mixed branch ``g(mix(z))``, with the adjacency view's PReLU after it for
+        ``mix_at='pre_activation'`` (``z`` then the GCN layer's pre-activation)."""
+        hard = model.g(self.mix(model, z, graph, key))
+        return hard if model.a_act is None else model.a_act(hard)
+
     def loss(self, model, inputs: MVGRLInputs, key, extra):
         key, ids = self.step_windows(key, inputs)
         z_a, z_b = model.embed(inputs)
-        hard = model.g(self.mix(model, z_a, inputs.graph, key))
+        hard = self.branch(model, z_a, inputs.graph, key)
         tau = self.hp.temperature
         if self.hp.negatives == "cross":  # the official script: cross-view logits only
 
@@ -213,9 +256,8 @@ class MVGRLMix(MVGRL):
     def features(self, model, inputs: MVGRLInputs):
         z_a, z_b = model.embed(inputs)
         if self.hp.eval_features == "encoder":
-            return z_a + z_b
-        key = jax.random.key(EVAL_KEY)
-        return model.g(self.mix(model, z_a, inputs.graph, key)) + z_b
+            return (z_a if model.a_act is None else model.a_act(z_a)) + z_b
+        return self.branch(model, z_a, inputs.graph, jax.random.key(EVAL_KEY)) + z_b
 
 
 @register

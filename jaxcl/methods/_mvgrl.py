@@ -140,6 +140,9 @@ class MVGRL(Method):
                 "the threshold is chosen from the mean degree; set ppr_eps = 0"
             )
 
+    # The adjacency view's activation (after every GCN layer); MVGRL + m-Mix can move it.
+    adjacency_activation = "prelu"
+
     def step_windows(self, key: jax.Array, inputs: MVGRLInputs):
         """``(key, ids)``: this step's ``[windows, window_size]`` node ids and the key left
         for the rest of the step; ``(key, None)`` for the whole graph, the key untouched (so
@@ -150,7 +153,9 @@ class MVGRL(Method):
         num_features = spec.num_features
         m = self.config.model
         widths = (m.encoder_width,) * m.encoder_depth
-        adjacency = models.GCN(num_features, widths, activation="prelu", rngs=rngs)
+        adjacency = models.GCN(
+            num_features, widths, activation=self.adjacency_activation, rngs=rngs
+        )
         if self.hp.diffusion == "dense":
             diffusion = models.DenseGCN(num_features, widths, rngs=rngs)
         else:
