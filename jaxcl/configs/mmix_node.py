@@ -25,7 +25,9 @@ Variants: none, ``quick`` (a smoke test: 10 epochs at width 32). Options for the
 README's m-Mix section reports: ``--config.method.mixing=none`` (the control without mixing),
 ``--config.method.windows=4`` (MVGRL's 4 windows of ``window_size`` = 2000 node ids per
 step), ``--config.model.encoder_width=W`` (the paper's hidden-size grid),
-``--config.method.negatives=cross`` (the official script's cross-view negatives).
+``--config.method.negatives=cross`` (the official script's cross-view negatives),
+``--config.method.mix_at=pre_activation`` (the official script's placement of the mixing:
+inside the adjacency view's GCN layer, before its PReLU, ``PReLU(g(mix(A X W + b)))``).
 Data: as :mod:`jaxcl.configs.grace_node`.
 
 Pubmed (``:pubmed``; paper, Table 5: MVGRL+ random-mix 81.1 ± 1.0, mo-mix 82.6 ± 0.2, mp-mix
