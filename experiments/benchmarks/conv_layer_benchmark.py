@@ -22,8 +22,11 @@ layer by how often ResNet-18 has it and gives both sides' convolution time per v
 both gradients), hence the images/s a SimCLR step (two views per image) could reach if it did
 nothing but its convolutions.
 
-Each side runs in its own subprocess (so neither thread pool disturbs the other). Time it on a
-quiet machine.
+Each side runs in its own subprocess (so neither thread pool disturbs the other), both with
+freed host memory kept for reuse (``--host-memory reuse``, the default, as the trainer's
+``train.reuse_host_memory`` and the other benchmarks; otherwise every call maps fresh pages
+for its output, which at batch 256 costs both sides more than some of the convolutions).
+Time it on a quiet machine.
 
     python experiments/benchmarks/conv_layer_benchmark.py            # batch 256, 5 steps
     python experiments/benchmarks/conv_layer_benchmark.py --quick    # batch 8, 2 steps
@@ -99,6 +102,7 @@ def jax_worker(args) -> dict:
     from jaxcl import training
 
     eigen = training.eigen_cpu_convolutions()  # as the trainer, before JAX's backend exists
+    reused = args.host_memory == "reuse" and training.reuse_host_memory()
     import jax
     import numpy as np
 
@@ -137,7 +141,11 @@ def jax_worker(args) -> dict:
         np.savez(args.exchange / f"jax_{i}.npz", **values)
         results.append(row)
         print(f"jaxcl {name}: " + ", ".join(f"{op} {row[op + '_ms']:.1f} ms" for op in OPS))
-    return {"eigen_convolutions": bool(eigen), "layers": results}
+    return {
+        "eigen_convolutions": bool(eigen),
+        "host_memory_reused": bool(reused),
+        "layers": results,
+    }
 
 
 def torch_worker(args) -> dict:
@@ -145,7 +153,7 @@ def torch_worker(args) -> dict:
     import torch
     import torch.nn.functional as F
 
-    torch.set_num_threads(args.torch_threads)
+    reused, _ = _common.torch_worker_setup(args)  # threads, glibc's settings as jaxcl's
     results = []
     for i, layer in enumerate(LAYERS):
         name, _, _, _, stride, k, _ = layer
@@ -179,13 +187,14 @@ def torch_worker(args) -> dict:
         np.savez(args.exchange / f"torch_{i}.npz", **values)
         results.append(row)
         print(f"PyTorch {name}: " + ", ".join(f"{op} {row[op + '_ms']:.1f} ms" for op in OPS))
-    return {"torch_threads": args.torch_threads, "layers": results}
+    return {"torch_threads": args.torch_threads, "host_memory_reused": reused, "layers": results}
 
 
 def run_one(kind: str, args, exchange: pathlib.Path) -> dict:
     flags = [
         "--worker", kind, "--exchange", str(exchange), "--batch", str(args.batch),
         "--steps", str(args.steps), "--torch-threads", str(args.torch_threads),
+        "--host-memory", args.host_memory,
     ]  # fmt: skip
     return _common.run_worker(__file__, flags, kind)
 
@@ -301,7 +310,13 @@ def main() -> None:
     print(f"jaxcl takes {s['jaxcl_over_pytorch_time']:.2f}x PyTorch's time for them")
     if worst > 1e-4:
         raise SystemExit(f"jaxcl and PyTorch disagree: relative difference {worst:.1e}")
-    _common.save_record(args, "conv_layer_benchmark", record, lambda p: plot(record, args.batch, p))
+    _common.save_record(
+        args,
+        "conv_layer_benchmark",
+        record,
+        lambda p: plot(record, args.batch, p),
+        settings=_common.host_memory_settings(args),
+    )
 
 
 if __name__ == "__main__":
