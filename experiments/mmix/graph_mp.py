@@ -17,6 +17,12 @@ liblinear was stopped after one pretraining, 49.7, which took 66 min, 56 of them
 again with the slab layout (on CPU since commit 4c9c235, ``sparse_layout='auto'``), quiet cores:
 the same three accuracies (85.7, 88.3, 80.8) in 1 min 43 s.
 
+At the paper's 200 epochs (the config's own epochs, ``:mutag`` / ``:ptc_mr`` with
+``--config.repeats=3``; commit f63e938, 2026-11-27, 2 AMD EPYC cores, two runs at a time):
+MUTAG 86.9 ± 1.5 (87.8, 85.2, 87.8), 11 min 28 s for the three; PTC_MR 59.6 ± 2.2 (61.9, 57.5,
+59.3), 20 min 27 s. Against 40 epochs (above): MUTAG +2.0, PTC_MR +0.3; the paper's numbers
+stay out of reach (README, m-Mix section).
+
 Earlier, with the atom labels alone (``--config.data.node_features=tags``, the default up to
 commit 4ba667f): measured on MUTAG (``:mutag,cpu``, 40 epochs, 3 pretrainings, 10-fold linear
 SVM after the last epoch; mean ± sample std): 81.2 ± 1.6 (81.9, 79.4, 82.5); paper (m-Mix Table
