@@ -183,6 +183,37 @@ def test_windows_contrast_within_each_window_and_mix_over_the_whole_graph(negati
     )  # two windows of the whole graph: the whole graph's objective
 
 
+@pytest.mark.parametrize(("partners", "mix_at"), [("wp", "output"), ("op", "pre_activation")])
+def test_cut_windows_mix_and_contrast_each_window_as_its_own_sub_graph(partners, mix_at):
+    # window_edges='cut', the official script's windows: each window encoded as its own
+    # sub-graph (embed_window, checked against NumPy in test_node_methods.py), mixed among
+    # the edges inside it only (-wp) or all of its nodes (-op), the objective within it, the
+    # mean over windows, the diversity loss over all windows' rows
+    hp = dict(mixing="mp", diversity=0.5, windows=3, window_size=9, window_edges="cut")
+    method, model, inputs = _setup(partners=partners, mix_at=mix_at, **hp)
+    key = jax.random.key(3)
+    loss, metrics = method.loss(model, inputs, key, {})
+    _, k_windows = jax.random.split(key)
+    starts = np.asarray(node_windows(k_windows, 20, 3, 9))[:, 0]
+    s, r = np.asarray(inputs.graph.senders), np.asarray(inputs.graph.receivers)
+    p_m, p_n = model.projections()
+    per_window, rows = [], []
+    for start in starts:
+        z_a, z_b = model.embed_window(inputs, jnp.asarray(start), 9)
+        inside = (s >= start) & (s < start + 9) & (r >= start) & (r < start + 9)
+        edges = dict(senders=s[inside] - start, receivers=r[inside] - start)
+        assert 0 < inside.sum() < len(s)  # the windows cut some edges and keep others
+        mixed = mixers.mp_mix(z_a, p_m, p_n, **(edges if partners == "wp" else {}))
+        hard = model.g(mixed) if model.a_act is None else model.a_act(model.g(mixed))
+        per_window.append(losses.mmix_node_loss(hard, z_b))
+        rows.append(z_a)
+    np.testing.assert_allclose(metrics["contrast"], np.mean(per_window), rtol=1e-5)
+    div = losses.mmix_diversity_loss(jnp.concatenate(rows), p_m, p_n)
+    np.testing.assert_allclose(loss, np.mean(per_window) + 0.5 * div, rtol=1e-5)
+    keep = _setup(partners=partners, mix_at=mix_at, **{**hp, "window_edges": "keep"})[0]
+    assert not np.isclose(keep.loss(model, inputs, key, {})[0], loss)
+
+
 def test_no_mixing_contrasts_g_of_the_adjacency_view_with_the_diffusion_view():
     method, model, inputs = _setup(mixing="none", diversity=0.0)
     loss, metrics = method.loss(model, inputs, jax.random.key(0), {})

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from flax import nnx
 
-from jaxcl import graphs, losses, methods, optim, training
+from jaxcl import graphs, losses, methods, models, optim, training
 from jaxcl.data import NodeDataset, load_planetoid
 from jaxcl.methods._mvgrl import MVGRLInputs, corrupt, mvgrl_logits
 from jaxcl.methods._windows import node_windows
@@ -380,6 +380,98 @@ def test_mvgrl_windows_score_each_window_with_its_own_summaries():
     too_big = methods.MVGRL(_config("mvgrl", width=8, windows=2, window_size=ds.num_nodes + 1))
     with pytest.raises(ValueError, match="config.method.window_size"):
         too_big.loss(model, inputs, key, {})
+
+
+def _np_prelu(x, slope):
+    return np.where(x > 0, x, np.asarray(slope) * x)
+
+
+def _np_window_embeddings(model, inputs, x, start, size):
+    """NumPy: MVGRL's code's window, the rows and columns ``start .. start + size`` of the
+    whole graph's ``D^-1/2 (A + I) D^-1/2`` and of ``S`` (not renormalised), one GCN layer
+    per view on the window's features ``x[window]``."""
+    g = inputs.graph
+    n = g.nodes.shape[0]
+    a = np.eye(n)
+    np.add.at(a, (np.asarray(g.receivers), np.asarray(g.senders)), 1.0)
+    d = 1 / np.sqrt(a.sum(1))
+    w = slice(start, start + size)
+    p = (d[:, None] * a * d[None, :])[w, w]
+    s = np.asarray(inputs.diffusion, np.float64)[w, w]
+    xw = np.asarray(x, np.float64)[w]
+    la, lb = model.adjacency.layers[0], model.diffusion.layers[0]
+    h_adj = _np_prelu(
+        p @ xw @ np.asarray(la.linear.kernel[...]) + np.asarray(la.bias[...]),
+        model.adjacency.prelu.negative_slope[...],
+    )
+    h_diff = _np_prelu(
+        s @ xw @ np.asarray(lb.linear.kernel[...]) + np.asarray(lb.bias[...]),
+        model.diffusion.prelus[0].negative_slope[...],
+    )
+    return h_adj, h_diff
+
+
+def test_mvgrl_cut_windows_encode_each_window_as_the_codes_sub_graph():
+    ds = _toy_dataset(np.random.default_rng(5))
+    method = methods.MVGRL(_config("mvgrl", width=8, windows=3, window_size=11, window_edges="cut"))
+    model = method.build(_spec(ds.num_features), rngs=nnx.Rngs(0))
+    inputs = method.node_inputs(ds, graphs.node_graph(ds))
+    x = np.asarray(inputs.graph.nodes)
+    for start in (0, 7, ds.num_nodes - 11):
+        got = model.embed_window(inputs, jnp.asarray(start), 11)
+        for g, want in zip(got, _np_window_embeddings(model, inputs, x, start, 11), strict=True):
+            np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-6)
+    # The loss: each window scored on its own sub-graph, the negatives its rows shuffled by
+    # one permutation shared by the windows (the code's shuf_fts)
+    key = jax.random.key(2)
+    loss, _ = method.loss(model, inputs, key, {})
+    k_corrupt, k_windows = jax.random.split(key)
+    starts = np.asarray(node_windows(k_windows, ds.num_nodes, 3, 11))[:, 0]
+    perm = np.asarray(jax.random.permutation(k_corrupt, 11))
+    w = np.asarray(model.discriminator.kernel[...], np.float64)
+    b = float(model.discriminator.bias[...])
+    terms = []
+    for start in starts:
+        shuffled = x.copy()
+        shuffled[start : start + 11] = x[start + perm]
+        h1, h2 = _np_window_embeddings(model, inputs, x, start, 11)
+        h3, h4 = _np_window_embeddings(model, inputs, shuffled, start, 11)
+        c1, c2 = (1 / (1 + np.exp(-h.mean(0))) for h in (h1, h2))
+        pos = np.concatenate([h2 @ w @ c1, h1 @ w @ c2]) + b
+        neg = np.concatenate([h4 @ w @ c1, h3 @ w @ c2]) + b
+        terms.append(0.5 * np.mean(np.logaddexp(0, -pos)) + 0.5 * np.mean(np.logaddexp(0, neg)))
+    np.testing.assert_allclose(loss, np.mean(terms), rtol=1e-5)
+    # the same windows with the edges kept give another loss
+    keep = methods.MVGRL(_config("mvgrl", width=8, windows=3, window_size=11))
+    assert not np.isclose(keep.loss(model, inputs, key, {})[0], loss)
+
+
+def test_gcn_edge_cut_propagates_with_a_sub_matrix_of_the_whole_graphs_normalisation():
+    ds = _toy_dataset(np.random.default_rng(6), num_features=5)
+    graph = graphs.node_graph(ds)
+    gcn = models.GCN(5, (6, 4), activation="relu", rngs=nnx.Rngs(1))
+    s, r = np.asarray(graph.senders), np.asarray(graph.receivers)
+    inside = np.zeros(ds.num_nodes, bool)
+    inside[4:17] = True
+    cut = ~(inside[s] & inside[r])
+    assert cut.any() and not cut.all()
+    got = np.asarray(gcn(graph, edge_cut=jnp.asarray(cut)))[inside]
+    a = np.eye(ds.num_nodes)
+    np.add.at(a, (r, s), 1.0)
+    d = 1 / np.sqrt(a.sum(1))
+    p = (d[:, None] * a * d[None, :])[np.ix_(inside, inside)]  # degrees of the whole graph
+    h = np.asarray(graph.nodes, np.float64)[inside]
+    for layer in gcn.layers:
+        h = p @ h @ np.asarray(layer.linear.kernel[...]) + np.asarray(layer.bias[...])
+        h = np.maximum(h, 0)
+    np.testing.assert_allclose(got, h, rtol=1e-5, atol=1e-6)
+
+
+def test_mvgrl_rejects_cut_windows_without_windows_and_unknown_window_edges():
+    with pytest.raises(ValueError, match="'cut'.*expected config.method.windows > 0"):
+        methods.MVGRL(_config("mvgrl", window_edges="cut"))
+    with pytest.raises(ValueError, match="window_edges"):
+        methods.MVGRL(_config("mvgrl", windows=2, window_edges="drop"))
 
 
 @pytest.mark.parametrize("key, value", [("windows", -1), ("window_size", 0), ("window_size", -3)])

@@ -4,13 +4,14 @@ contrasted with the diffusion view by m-Mix's node objective (Eq. 7-8)."""
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 from flax import nnx
 
 from jaxcl import losses, mixers, models
 from jaxcl.methods._base import check_choice, register
 from jaxcl.methods._grace import GRACE
 from jaxcl.methods._mvgrl import MVGRL, MVGRLInputs
-from jaxcl.methods._windows import draw_windows, over_windows
+from jaxcl.methods._windows import draw_windows, over_windows, window_edges
 
 # "none": no mixing (z_hat = z, then g): the control that separates the mixing's effect
 # from the objective's and g's, which the paper does not report.
@@ -156,7 +157,10 @@ class MVGRLMix(MVGRL):
     * the code's attention dropout (0.1) is not applied; a fixed number of epochs (no early
       stopping); the whole graph every step, or ``windows`` node windows of
       ``window_size`` as :class:`jaxcl.methods.MVGRL` (the objective within each window,
-      the mixing and the diversity loss over the whole graph).
+      the mixing and the diversity loss over the whole graph); with ``window_edges='cut'``
+      each window is encoded as its own sub-graph, as the official script's slices of the
+      normalised matrices, its embeddings mixed among its own edges, and the diversity loss
+      taken over the windows' rows.
 
     References:
       Zhang et al., "m-Mix: Generating Hard Negatives via Multi-sample Mixing for
@@ -218,27 +222,64 @@ class MVGRLMix(MVGRL):
             rngs=rngs,
         )
 
-    def mix(self, model: MMixNodeModel, z: jax.Array, graph, key: jax.Array) -> jax.Array:
-        """The hard negatives ``z_hat`` of the adjacency view's embeddings ``z``."""
+    def mix(
+        self, model: MMixNodeModel, z: jax.Array, graph, key: jax.Array, edge_mask=None
+    ) -> jax.Array:
+        """The hard negatives ``z_hat`` of the adjacency view's embeddings ``z`` (``graph``:
+        its edges, of which only those in ``edge_mask`` count when given)."""
         hp = self.hp
         if hp.partners == "wp":
             kw = dict(senders=graph.senders, receivers=graph.receivers)
+            if edge_mask is not None:
+                kw["edge_mask"] = edge_mask
         else:
             kw = dict(threshold=None if hp.threshold <= -1.0 else hp.threshold)
             if hp.block_size:
                 kw["block_size"] = hp.block_size
         return mix_with(hp, model, z, key, **kw)
 
-    def branch(self, model: MMixNodeModel, z: jax.Array, graph, key: jax.Array) -> jax.Array:
+    def branch(
+        self, model: MMixNodeModel, z: jax.Array, graph, key: jax.Array, edge_mask=None
+    ) -> jax.Array:
         """The mixed branch ``g(mix(z))``, with the adjacency view's PReLU after it for
         ``mix_at='pre_activation'`` (``z`` then the GCN layer's pre-activation)."""
-        hard = model.g(self.mix(model, z, graph, key))
+        hard = model.g(self.mix(model, z, graph, key, edge_mask))
         return hard if model.a_act is None else model.a_act(hard)
 
     def loss(self, model, inputs: MVGRLInputs, key, extra):
         key, ids = self.step_windows(key, inputs)
+        objective = self.objective()
+        if self.cut_windows:
+            return self.cut_window_loss(model, inputs, key, ids, objective)
         z_a, z_b = model.embed(inputs)
         hard = self.branch(model, z_a, inputs.graph, key)
+        # each window's nodes contrasted among themselves, the mean over windows
+        contrast = over_windows(objective, hard, z_b, ids)
+        return with_diversity(self.hp, model, z_a, contrast, {"contrast": contrast})
+
+    def cut_window_loss(self, model, inputs: MVGRLInputs, key, ids, objective):
+        """The loss with every window encoded as its own sub-graph (``window_edges='cut'``,
+        MVGRL's and m-Mix's code): each window's embeddings mixed among the window's own
+        edges (or all of its nodes, ``op``), the objective within the window, its mean
+        over the windows, and the diversity loss over all windows' rows."""
+        size = ids.shape[1]
+        graph = inputs.graph
+
+        def window(start, k):
+            z_a, z_b = model.embed_window(inputs, start, size)
+            senders, receivers, inside = window_edges(graph.senders, graph.receivers, start, size)
+            local = graph._replace(senders=senders, receivers=receivers)
+            hard = self.branch(model, z_a, local, k, inside)
+            return objective(hard, z_b), z_a
+
+        per_window, z_a = jax.vmap(window)(ids[:, 0], jax.random.split(key, ids.shape[0]))
+        contrast = jnp.mean(per_window)
+        z_a = z_a.reshape(-1, z_a.shape[-1])
+        return with_diversity(self.hp, model, z_a, contrast, {"contrast": contrast})
+
+    def objective(self):
+        """``objective(hard, z_b)``: Eq. 7-8 (``negatives='both'``) or the official
+        script's cross-view InfoNCE (``'cross'``)."""
         tau = self.hp.temperature
         if self.hp.negatives == "cross":  # the official script: cross-view logits only
 
@@ -249,9 +290,7 @@ class MVGRLMix(MVGRL):
             def objective(u, v):
                 return losses.mmix_node_loss(u, v, temperature=tau)
 
-        # each window's nodes contrasted among themselves, the mean over windows
-        contrast = over_windows(objective, hard, z_b, ids)
-        return with_diversity(self.hp, model, z_a, contrast, {"contrast": contrast})
+        return objective
 
     def features(self, model, inputs: MVGRLInputs):
         z_a, z_b = model.embed(inputs)

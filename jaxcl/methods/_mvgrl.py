@@ -41,7 +41,12 @@ def corrupt(key: jax.Array, x: jax.Array) -> jax.Array:
 
 
 def mvgrl_logits(
-    model: models.MVGRLModel, inputs: MVGRLInputs, key: jax.Array, ids: jax.Array | None = None
+    model: models.MVGRLModel,
+    inputs: MVGRLInputs,
+    key: jax.Array,
+    ids: jax.Array | None = None,
+    *,
+    cut: bool = False,
 ):
     """The discriminator's logits ``(positive [2N], negative [2N])`` for one corruption.
 
@@ -49,10 +54,11 @@ def mvgrl_logits(
     (``D(h_diff, c_adj)``, ``D(h_adj, c_diff)``); negatives pair the nodes of the corrupted
     (row-shuffled) features with the same summaries. Summaries are ``sigmoid(mean_nodes h)``.
     With ``ids`` (``[windows, size]`` node ids, :func:`node_windows`) each window is scored
-    on its own, with its own summaries: logits ``[windows, 2 size]``.
+    on its own, with its own summaries: logits ``[windows, 2 size]``. With ``cut`` each
+    window is also encoded as its own sub-graph (:meth:`~jaxcl.models.MVGRLModel.embed_window`)
+    and corrupted by one permutation of the window's rows shared by all windows, as MVGRL's
+    code.
     """
-    h1, h2 = model.embed(inputs)
-    h3, h4 = model.embed(inputs, corrupt(key, inputs.graph.nodes))
     d = model.discriminator
 
     def score(h1, h2, h3, h4):
@@ -62,6 +68,20 @@ def mvgrl_logits(
         negative = jnp.concatenate([d(h4, c1), d(h3, c2)])
         return positive, negative
 
+    if cut:
+        size = ids.shape[1]
+        perm = jax.random.permutation(key, size)
+        x = jnp.asarray(inputs.graph.nodes)
+
+        def window(start):
+            shuffled = x.at[start + jnp.arange(size)].set(x[start + perm])
+            h1, h2 = model.embed_window(inputs, start, size)
+            h3, h4 = model.embed_window(inputs, start, size, shuffled)
+            return score(h1, h2, h3, h4)
+
+        return jax.vmap(window)(ids[:, 0])
+    h1, h2 = model.embed(inputs)
+    h3, h4 = model.embed(inputs, corrupt(key, inputs.graph.nodes))
     if ids is None:
         return score(h1, h2, h3, h4)
     return jax.vmap(lambda w: score(h1[w], h2[w], h3[w], h4[w]))(ids)
@@ -90,9 +110,11 @@ class MVGRL(Method):
       step (rows and columns of the normalised matrices, not renormalised). By default
       (``windows = 0``) every step is the whole graph; ``windows = B`` with ``window_size =
       s`` scores B such windows per step (:func:`node_windows`, drawn from the step's key),
-      each with its own summaries, the loss averaged over them, but the encoders still
-      propagate over the whole graph: the code's windows also cut the edges that leave a
-      window, ours do not;
+      each with its own summaries, the loss averaged over them, and the encoders still
+      propagate over the whole graph; ``window_edges = 'cut'`` encodes each window as the
+      code does, as its own sub-graph (the rows and columns of the normalised adjacency and
+      of ``S``, every edge leaving the window cut, not renormalised), with the window's rows
+      shuffled for the negatives;
     * no early stopping on the training loss (patience 20, up to 3000 epochs): the trainer
       runs ``config.train.epochs`` and evaluates the last model;
     * the adjacency view uses ``A + I``; the code's ``normalize_adj(adj + sp.eye(n))``
@@ -116,9 +138,11 @@ class MVGRL(Method):
     model_defaults = {}
     data_kinds = ("node",)
     # windows: node windows scored per step (0 = the whole graph), of window_size nodes each
+    # window_edges: "keep" (propagate over the whole graph) or "cut" (each window encoded
+    # as its own sub-graph, MVGRL's code)
     # ppr_match_degree / ppr_minmax: MVGRL's Citeseer preprocessing of S (see above)
     defaults = {"alpha": 0.2, "ppr_eps": 0.0, "diffusion": "dense", "windows": 0,
-                "window_size": 2000, "ppr_match_degree": False,
+                "window_size": 2000, "window_edges": "keep", "ppr_match_degree": False,
                 "ppr_minmax": False}  # fmt: skip
 
     def __init__(self, config):
@@ -134,6 +158,12 @@ class MVGRL(Method):
                 "diffusion='sparse' (otherwise every pair of connected nodes is an edge)"
             )
         check_windows(self.hp)
+        check_choice(self.name, "window_edges", self.hp.window_edges, ("keep", "cut"))
+        if self.hp.window_edges == "cut" and not self.hp.windows:
+            raise ValueError(
+                "config.method.window_edges = 'cut' encodes each node window as its own "
+                "sub-graph: expected config.method.windows > 0, got 0 (the whole graph)"
+            )
         if self.hp.ppr_match_degree and self.hp.ppr_eps != 0:
             raise ValueError(
                 f"config.method.ppr_eps = {self.hp.ppr_eps!r} with ppr_match_degree = True: "
@@ -148,6 +178,11 @@ class MVGRL(Method):
         for the rest of the step; ``(key, None)`` for the whole graph, the key untouched (so
         that ``windows = 0`` draws the random numbers it drew before windows existed)."""
         return draw_windows(self.hp, key, inputs.graph.nodes.shape[0])
+
+    @property
+    def cut_windows(self) -> bool:
+        """Each window encoded as its own sub-graph (``window_edges = 'cut'``)."""
+        return self.hp.window_edges == "cut"
 
     def build(self, spec, rngs):
         num_features = spec.num_features
@@ -208,7 +243,7 @@ class MVGRL(Method):
 
     def loss(self, model, inputs: MVGRLInputs, key, extra):
         key, ids = self.step_windows(key, inputs)
-        positive, negative = mvgrl_logits(model, inputs, key, ids)
+        positive, negative = mvgrl_logits(model, inputs, key, ids, cut=self.cut_windows)
         loss = 0.5 * (
             jnp.mean(optax.sigmoid_binary_cross_entropy(positive, jnp.ones_like(positive)))
             + jnp.mean(optax.sigmoid_binary_cross_entropy(negative, jnp.zeros_like(negative)))

@@ -161,6 +161,7 @@ class GCN(nnx.Module):
         edge_weight: jax.Array | None = None,
         node_mask: jax.Array | None = None,
         adjacency: SparseMatrix | None = None,
+        edge_cut: jax.Array | None = None,
     ) -> jax.Array:
         """Node embeddings.
 
@@ -177,6 +178,11 @@ class GCN(nnx.Module):
             edges: propagation then runs as sparse products over it (on CPU, Cora at width
             1024: 15 ms instead of 42 for a layer's propagation and its gradient), with the
             same result up to float32 rounding.
+          edge_cut: optional bool ``[n_edge]``, ``True`` for edges whose entries of the
+            propagation are zeroed *after* normalisation: the degrees stay those of the
+            whole graph (with ``edge_mask``'s edges removed), so propagation is a sub-matrix
+            of ``P``, as MVGRL's code slices a window out of its normalised matrix. Without
+            ``normalize`` it is the same as ``edge_mask``.
 
         Returns:
           ``[n_node, widths[-1]]``.
@@ -202,6 +208,8 @@ class GCN(nnx.Module):
             if edge_mask is not None:
                 edge_coef = jnp.where(edge_mask, edge_coef, jnp.zeros((), edge_coef.dtype))
             self_coef = jnp.zeros((num_nodes,), jnp.float32)
+        if edge_cut is not None:
+            edge_coef = jnp.where(edge_cut, jnp.zeros((), edge_coef.dtype), edge_coef)
         if adjacency is not None:
             num_edges = graph.senders.shape[0]
             if adjacency.shape != (num_nodes, num_nodes) or adjacency.nnz != num_edges:

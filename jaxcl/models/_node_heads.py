@@ -120,3 +120,27 @@ class MVGRLModel(nnx.Module):
         else:
             h_diff = self.diffusion(graph.nodes, inputs.diffusion)
         return h_adj, h_diff
+
+    def embed_window(self, inputs: Any, start: jax.Array, size: int, x: jax.Array | None = None):
+        """``(h_adjacency, h_diffusion)``, each ``[size, d]``, of the ``size`` consecutive
+        nodes from ``start`` encoded as their own sub-graph, as MVGRL's code encodes its
+        windows: both views propagate with the sub-matrices of the whole graph's normalised
+        adjacency and of ``S`` (every edge with an end outside the window cut, the degrees
+        not recomputed). ``x``: features of the whole graph (default the graph's own)."""
+        graph = inputs.graph if x is None else inputs.graph._replace(nodes=x)
+
+        def cut(g):
+            inside = (g.senders >= start) & (g.senders < start + size)
+            return ~(inside & (g.receivers >= start) & (g.receivers < start + size))
+
+        def rows(h):
+            return jax.lax.dynamic_slice_in_dim(h, start, size, axis=0)
+
+        h_adj = rows(self.adjacency(graph, edge_cut=cut(graph)))
+        if isinstance(inputs.diffusion, jraph.GraphsTuple):
+            d = inputs.diffusion._replace(nodes=graph.nodes)
+            h_diff = rows(self.diffusion(d, edge_cut=cut(d)))
+        else:
+            s = jax.lax.dynamic_slice(inputs.diffusion, (start, start), (size, size))
+            h_diff = self.diffusion(rows(graph.nodes), s)
+        return h_adj, h_diff
