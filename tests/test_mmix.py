@@ -145,6 +145,57 @@ def test_random_mix_weights_are_a_softmax_over_the_allowed_partners():
     assert np.asarray(mixers.random_mix(jax.random.key(0), eye, **_edges(True)))[8, 8] == 1.0
 
 
+def test_dropout_zeroes_weights_and_scales_the_kept_ones():
+    """The official node script's ``F.dropout(attention, 0.1)``: with ``z = I`` every weight
+    (the row's own too) is either dropped or the undropped weight over 0.9, about 10% are
+    dropped, and the same key gives the same masks."""
+    eye = np.eye(N, dtype=np.float32)
+    for kw in (_edges(True), {}, {"block_size": 4}):
+        lam = np.asarray(mixers.random_mix(jax.random.key(0), eye, **kw))
+        single = lam > 0
+        single[1, 0] = False  # edge 0 -> 1 comes twice: two weights, two masks
+
+        def draw(k, kw=kw):
+            return mixers.random_mix(jax.random.key(0), eye, dropout=0.1, dropout_key=k, **kw)
+
+        keys = jax.random.split(jax.random.key(1), 40)
+        got = np.asarray(jax.vmap(draw)(keys))
+        np.testing.assert_array_equal(got[3], draw(keys[3]))  # the same key, the same masks
+        assert not np.array_equal(got[3], got[4])
+        kept = np.isclose(got, lam / 0.9, rtol=1e-5)
+        assert (kept | (got == 0))[:, single].all() and (got[:, lam == 0] == 0).all()
+        dropped = 1 - kept[:, single].mean()
+        assert 0.07 < dropped < 0.13, dropped
+
+
+@pytest.mark.parametrize("wp", [True, False])
+def test_dropout_leaves_the_mix_unbiased(wp):
+    z, p_m, p_n = _data(6)
+    want = np.asarray(mixers.mp_mix(z, p_m, p_n, **_edges(wp)))
+    keys = jax.random.split(jax.random.key(3), 4000)
+    draws = jax.vmap(
+        lambda k: mixers.mp_mix(z, p_m, p_n, dropout=0.3, dropout_key=k, **_edges(wp))
+    )(keys)
+    draws = np.asarray(draws, np.float64)
+    se = draws.std(0) / np.sqrt(len(keys))
+    assert draws.std(0).max() > 0.05  # the masks do move the mix
+    assert (np.abs(draws.mean(0) - want) <= 5 * se + 1e-6).all()
+
+
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        (dict(dropout=1.0, dropout_key=jax.random.key(0)), r"dropout.*\[0.0, 1.0\)"),
+        (dict(dropout=-0.1, dropout_key=jax.random.key(0)), r"dropout"),
+        (dict(dropout=0.1), r"dropout.*dropout_key"),
+    ],
+)
+def test_dropout_arguments_are_named(kw, message):
+    z, p_m, p_n = _data()
+    with pytest.raises(ValueError, match=message):
+        mixers.mp_mix(z, p_m, p_n, **kw)
+
+
 @pytest.mark.parametrize("mixer", ["mo", "mp", "random", "binary"])
 def test_blocks_give_the_dense_values_and_gradients(mixer):
     z, p_m, p_n = _data(4)

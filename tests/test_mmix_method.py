@@ -214,6 +214,23 @@ def test_cut_windows_mix_and_contrast_each_window_as_its_own_sub_graph(partners,
     assert not np.isclose(keep.loss(model, inputs, key, {})[0], loss)
 
 
+def test_mix_dropout_drops_mixing_weights_in_training_only():
+    method, model, inputs = _setup(mixing="mp", diversity=0.0, mix_dropout=0.1)
+    key = jax.random.key(5)
+    loss, _ = method.loss(model, inputs, key, {})
+    z_a, z_b = model.embed(inputs)
+    p_m, p_n = model.projections()
+    edges = dict(senders=inputs.graph.senders, receivers=inputs.graph.receivers)
+    _, k_drop = jax.random.split(key)
+    dropped = mixers.mp_mix(z_a, p_m, p_n, dropout=0.1, dropout_key=k_drop, **edges)
+    np.testing.assert_allclose(loss, losses.mmix_node_loss(model.g(dropped), z_b), rtol=1e-6)
+    plain = model.g(mixers.mp_mix(z_a, p_m, p_n, **edges))
+    assert not np.isclose(loss, losses.mmix_node_loss(plain, z_b))
+    np.testing.assert_allclose(method.features(model, inputs), plain + z_b, rtol=1e-6)
+    with pytest.raises(ValueError, match=r"config.method.mix_dropout = 1.0: expected \[0, 1\)"):
+        _setup(mix_dropout=1.0)
+
+
 def test_no_mixing_contrasts_g_of_the_adjacency_view_with_the_diffusion_view():
     method, model, inputs = _setup(mixing="none", diversity=0.0)
     loss, metrics = method.loss(model, inputs, jax.random.key(0), {})

@@ -154,7 +154,10 @@ class MVGRLMix(MVGRL):
     * ``mixing='mp'`` with ``diversity=0`` is the "mp-mix w/o div" row. The diversity loss is
       minimised with the paper's sign (the projections pushed apart), as the node script;
       a negative ``diversity`` gives the official graph script's sign (pulled together);
-    * the code's attention dropout (0.1) is not applied; a fixed number of epochs (no early
+    * the code's attention dropout (0.1) is not applied by default: ``mix_dropout = 0.1``
+      drops that fraction of the mixing weights during training (the row's own included,
+      the kept ones scaled by ``1 / 0.9``, as ``F.dropout``), never at evaluation; a fixed
+      number of epochs (no early
       stopping); the whole graph every step, or ``windows`` node windows of
       ``window_size`` as :class:`jaxcl.methods.MVGRL` (the objective within each window,
       the mixing and the diversity loss over the whole graph); with ``window_edges='cut'``
@@ -186,6 +189,9 @@ class MVGRLMix(MVGRL):
         # Mix the adjacency view's output ("output") or inside its GCN layer, before the
         # PReLU ("pre_activation", the official node script's placement).
         "mix_at": "output",
+        # Training only: this fraction of the mixing weights dropped (the official node
+        # script's attention dropout, 0.1; the paper: none).
+        "mix_dropout": 0.0,
     }
 
     def __init__(self, config):
@@ -198,6 +204,8 @@ class MVGRLMix(MVGRL):
         if hp.block_size < 0:
             raise ValueError(f"config.method.block_size = {hp.block_size!r}: expected >= 0")
         check_choice(self.name, "mix_at", hp.mix_at, MIX_AT)
+        if not 0.0 <= hp.mix_dropout < 1.0:
+            raise ValueError(f"config.method.mix_dropout = {hp.mix_dropout!r}: expected [0, 1)")
         depth = config.model.encoder_depth
         if hp.mix_at == "pre_activation" and depth != 1:
             raise ValueError(
@@ -223,11 +231,23 @@ class MVGRLMix(MVGRL):
         )
 
     def mix(
-        self, model: MMixNodeModel, z: jax.Array, graph, key: jax.Array, edge_mask=None
+        self,
+        model: MMixNodeModel,
+        z: jax.Array,
+        graph,
+        key: jax.Array,
+        edge_mask=None,
+        *,
+        train: bool = False,
     ) -> jax.Array:
         """The hard negatives ``z_hat`` of the adjacency view's embeddings ``z`` (``graph``:
-        its edges, of which only those in ``edge_mask`` count when given)."""
+        its edges, of which only those in ``edge_mask`` count when given); with ``train``,
+        ``mix_dropout`` of the mixing weights dropped."""
         hp = self.hp
+        extra = {}
+        if train and hp.mix_dropout and hp.mixing != "none":
+            key, k_drop = jax.random.split(key)
+            extra = dict(dropout=hp.mix_dropout, dropout_key=k_drop)
         if hp.partners == "wp":
             kw = dict(senders=graph.senders, receivers=graph.receivers)
             if edge_mask is not None:
@@ -236,14 +256,21 @@ class MVGRLMix(MVGRL):
             kw = dict(threshold=None if hp.threshold <= -1.0 else hp.threshold)
             if hp.block_size:
                 kw["block_size"] = hp.block_size
-        return mix_with(hp, model, z, key, **kw)
+        return mix_with(hp, model, z, key, **kw, **extra)
 
     def branch(
-        self, model: MMixNodeModel, z: jax.Array, graph, key: jax.Array, edge_mask=None
+        self,
+        model: MMixNodeModel,
+        z: jax.Array,
+        graph,
+        key: jax.Array,
+        edge_mask=None,
+        *,
+        train: bool = False,
     ) -> jax.Array:
         """The mixed branch ``g(mix(z))``, with the adjacency view's PReLU after it for
         ``mix_at='pre_activation'`` (``z`` then the GCN layer's pre-activation)."""
-        hard = model.g(self.mix(model, z, graph, key, edge_mask))
+        hard = model.g(self.mix(model, z, graph, key, edge_mask, train=train))
         return hard if model.a_act is None else model.a_act(hard)
 
     def loss(self, model, inputs: MVGRLInputs, key, extra):
@@ -252,7 +279,7 @@ class MVGRLMix(MVGRL):
         if self.cut_windows:
             return self.cut_window_loss(model, inputs, key, ids, objective)
         z_a, z_b = model.embed(inputs)
-        hard = self.branch(model, z_a, inputs.graph, key)
+        hard = self.branch(model, z_a, inputs.graph, key, train=True)
         # each window's nodes contrasted among themselves, the mean over windows
         contrast = over_windows(objective, hard, z_b, ids)
         return with_diversity(self.hp, model, z_a, contrast, {"contrast": contrast})
@@ -269,7 +296,7 @@ class MVGRLMix(MVGRL):
             z_a, z_b = model.embed_window(inputs, start, size)
             senders, receivers, inside = window_edges(graph.senders, graph.receivers, start, size)
             local = graph._replace(senders=senders, receivers=receivers)
-            hard = self.branch(model, z_a, local, k, inside)
+            hard = self.branch(model, z_a, local, k, inside, train=True)
             return objective(hard, z_b), z_a
 
         per_window, z_a = jax.vmap(window)(ids[:, 0], jax.random.split(key, ids.shape[0]))

@@ -80,6 +80,17 @@ def _check_slabs(fn: str, slabs, senders) -> bool:
     return slabs
 
 
+def _dropped(fn: str, rule, dropout, dropout_key):
+    """``rule`` with ``dropout`` of its weights dropped (:func:`_paths.with_dropout`)."""
+    checks.in_range(fn, "dropout", dropout, 0.0, 1.0, high_open=True)
+    if not dropout:
+        return rule
+    if dropout_key is None:
+        checks.fail(fn, f"`dropout` = {dropout!r} draws its masks from `dropout_key`: give one")
+    checks.prng_key(fn, "dropout_key", dropout_key)
+    return _paths.with_dropout(rule, dropout_key, dropout)
+
+
 def _mix(fn, z, edges, where, block_size, temperature, threshold, rule, q, k):
     """Mixes the rows of ``z`` with weights from the cosine similarity of ``q_i`` and ``k_j``."""
     if threshold is not None:
@@ -131,6 +142,8 @@ def mo_mix(
     where: jax.Array | None = None,
     block_size: int | None = None,
     slabs: bool = False,
+    dropout: float = 0.0,
+    dropout_key: jax.Array | None = None,
 ) -> jax.Array:
     r"""mo-mix: each row mixed with its partners weighted by cosine similarity (Eq. 3, 5).
 
@@ -160,6 +173,11 @@ def mo_mix(
         gradient at N = 20,000, 3.9 edges per node: 586 ms and 619 MiB of temporaries
         instead of 700 ms and 842 MiB, ``mmix_benchmark.py``). Same result up to float32
         rounding.
+      dropout: each weight, the row's own included, zeroed with this probability and the
+        kept ones scaled by ``1 / (1 - dropout)``, as the official node script's
+        ``F.dropout(attention, 0.1)``; 0 (the default, and the paper) keeps them all.
+      dropout_key: the key of the dropout masks (needed when ``dropout > 0``; the dense
+        path draws each row block's masks from its own fold of it).
 
     Returns:
       ``[N, F]`` mixed embeddings, in ``z``'s dtype.
@@ -179,7 +197,7 @@ def mo_mix(
     )
     checks.in_range(fn, "self_weight", self_weight, 0.0, 1.0)
     edges = (senders, receivers, edge_mask, _check_slabs(fn, slabs, senders))
-    rule = _paths.fixed_self(self_weight)
+    rule = _dropped(fn, _paths.fixed_self(self_weight), dropout, dropout_key)
     return _mix(fn, z, edges, where, block_size, temperature, threshold, rule, z, z)
 
 
@@ -196,6 +214,8 @@ def mp_mix(
     where: jax.Array | None = None,
     block_size: int | None = None,
     slabs: bool = False,
+    dropout: float = 0.0,
+    dropout_key: jax.Array | None = None,
 ) -> jax.Array:
     r"""mp-mix: weights from the similarity of two learned projections (Eq. 4).
 
@@ -206,8 +226,8 @@ def mp_mix(
     The row's own weight comes out of the same softmax; the diversity loss
     (:func:`jaxcl.losses.mmix_diversity_loss`, Eq. 6) pushes ``z_i p_m`` and ``z_i p_n`` apart
     to keep it small. Partners, ``threshold`` (on the projected similarity), ``where``,
-    ``block_size`` and ``slabs`` as :func:`mo_mix`; gradients reach ``p_m`` and ``p_n``
-    through the weights.
+    ``block_size``, ``slabs`` and ``dropout`` as :func:`mo_mix`; gradients reach ``p_m``
+    and ``p_n`` through the weights.
 
     Args:
       z: ``[N, F]`` embeddings.
@@ -237,7 +257,7 @@ def mp_mix(
     zf = z.astype(compute_dtype(z.dtype))
     if where is not None:  # padding may hold NaN: zero it before it meets p_m, p_n
         zf = jnp.where(where[:, None], zf, 0.0)
-    rule = _paths.softmax_with_self
+    rule = _dropped(fn, _paths.softmax_with_self, dropout, dropout_key)
     edges = (senders, receivers, edge_mask, _check_slabs(fn, slabs, senders))
     q, k = zf @ p_m, zf @ p_n
     return _mix(fn, z, edges, where, block_size, temperature, threshold, rule, q, k)
@@ -254,12 +274,14 @@ def binary_mix(
     where: jax.Array | None = None,
     block_size: int | None = None,
     slabs: bool = False,
+    dropout: float = 0.0,
+    dropout_key: jax.Array | None = None,
 ) -> jax.Array:
     """binary-mix: each row mixed with its single most similar partner (the paper's baseline).
 
     ``z_hat_i = (1 - weight) z_i + weight z_j*``, ``j* = argmax_{j in P(i)} cos(z_i, z_j)``
     (m-Mix Section 4.3: "the most similar negative ... with mixing weight 0.5"). Partners,
-    ``threshold``, ``where``, ``block_size`` and ``slabs`` as :func:`mo_mix`.
+    ``threshold``, ``where``, ``block_size``, ``slabs`` and ``dropout`` as :func:`mo_mix`.
     """
     fn = "binary_mix"
     z, senders, receivers, edge_mask, where, block_size = _common_args(
@@ -267,7 +289,8 @@ def binary_mix(
     )
     checks.in_range(fn, "weight", weight, 0.0, 1.0)
     edges = (senders, receivers, edge_mask, _check_slabs(fn, slabs, senders))
-    return _mix(fn, z, edges, where, block_size, 1.0, threshold, _paths.binary(weight), z, z)
+    rule = _dropped(fn, _paths.binary(weight), dropout, dropout_key)
+    return _mix(fn, z, edges, where, block_size, 1.0, threshold, rule, z, z)
 
 
 def random_mix(
@@ -280,6 +303,8 @@ def random_mix(
     where: jax.Array | None = None,
     block_size: int | None = None,
     slabs: bool = False,
+    dropout: float = 0.0,
+    dropout_key: jax.Array | None = None,
 ) -> jax.Array:
     """random-mix: the softmax of standard-normal scores over the partners and the row itself.
 
@@ -287,13 +312,14 @@ def random_mix(
     regularized with Softmax"), a fresh draw per call. The dense path draws row ``i``'s
     scores from ``fold_in(key, i)``, so the result does not depend on ``block_size``; the
     sparse (-wp) path draws one score per edge and per row, so the two paths' draws differ
-    (``slabs`` as :func:`mo_mix`: the same draws either way).
+    (``slabs`` as :func:`mo_mix`: the same draws either way; ``dropout`` as :func:`mo_mix`).
     """
     fn = "random_mix"
     checks.prng_key(fn, "key", key)
     z, senders, receivers, edge_mask, where, block_size = _common_args(
         fn, z, senders, receivers, edge_mask, where, block_size, 1.0
     )
+    rule = _dropped(fn, _paths.softmax_with_self, dropout, dropout_key)
     n = z.shape[0]
     zf = z.astype(compute_dtype(z.dtype))
     if where is not None:
@@ -304,7 +330,7 @@ def random_mix(
         self_scores = jax.random.normal(k_self, (n,))
         out = _paths.mix_sparse(
             zf, senders, receivers, edge_mask, where, lambda r, s, pattern: scores, self_scores,
-            _paths.softmax_with_self, None, 1.0, slabs=_check_slabs(fn, slabs, senders),
+            rule, None, 1.0, slabs=_check_slabs(fn, slabs, senders),
         )  # fmt: skip
     else:
 
@@ -312,9 +338,7 @@ def random_mix(
             keys = jax.vmap(lambda i: jax.random.fold_in(key, i))(rows)
             return jax.vmap(lambda k: jax.random.normal(k, (n,)))(keys)
 
-        out = _paths.mix_dense(
-            zf, where, block_sim, _paths.softmax_with_self, None, 1.0, block_size
-        )
+        out = _paths.mix_dense(zf, where, block_sim, rule, None, 1.0, block_size)
     if where is not None:
         out = jnp.where(where[:, None], out, z.astype(out.dtype))
     return out.astype(z.dtype)

@@ -64,11 +64,32 @@ def binary(weight):
     return rule
 
 
-class _DenseOps:
-    """Reductions over the last axis of a ``[rows, N]`` block."""
+def with_dropout(rule, key, rate: float):
+    """``rule`` with every weight, the row's own included, zeroed with probability ``rate``
+    and the kept ones scaled by ``1 / (1 - rate)`` (PyTorch's ``F.dropout`` on the attention
+    matrix, as m-Mix's node script): a row's weights then sum to 1 only in expectation."""
 
-    def __init__(self, n_cols: int):
+    def dropped(s, valid, s_self, ops):
+        w, w_self = rule(s, valid, s_self, ops)
+        k_w, k_self = jax.random.split(ops.key(key))
+        scale = 1.0 / (1.0 - rate)
+        keep = jax.random.bernoulli(k_w, 1.0 - rate, w.shape)
+        keep_self = jax.random.bernoulli(k_self, 1.0 - rate, w_self.shape)
+        return jnp.where(keep, w * scale, 0.0), jnp.where(keep_self, w_self * scale, 0.0)
+
+    return dropped
+
+
+class _DenseOps:
+    """Reductions over the last axis of a ``[rows, N]`` block (``first``: its first row)."""
+
+    def __init__(self, n_cols: int, first=0):
         self.index = jnp.arange(n_cols, dtype=jnp.int32)[None, :]
+        self.first = first
+
+    def key(self, key):
+        """The block's own key (a block's draws depend on its rows)."""
+        return jax.random.fold_in(key, self.first)
 
     max = staticmethod(lambda x: jnp.max(x, axis=-1))
     min = staticmethod(lambda x: jnp.min(x, axis=-1))
@@ -82,6 +103,10 @@ class _SegmentOps:
     def __init__(self, receivers, n: int):
         self.receivers, self.n = receivers, n
         self.index = jnp.arange(receivers.shape[0], dtype=jnp.int32)
+
+    @staticmethod
+    def key(key):
+        return key
 
     def max(self, x):
         return jax.ops.segment_max(x, self.receivers, self.n)
@@ -138,10 +163,10 @@ def mix_sparse(
 
 def mix_dense(z, where, block_sim, rule, threshold, temperature, block_size):
     n = z.shape[0]
-    ops = _DenseOps(n)
     cols = jnp.arange(n)
 
     def block(rows):
+        ops = _DenseOps(n, rows[0])
         # rows past N pad the last block: they read row N - 1 and are dropped at the end
         clipped = jnp.minimum(rows, n - 1)
         sim = block_sim(clipped)  # [B, N]
