@@ -27,7 +27,10 @@ README's m-Mix section reports: ``--config.method.mixing=none`` (the control wit
 step), ``--config.model.encoder_width=W`` (the paper's hidden-size grid),
 ``--config.method.negatives=cross`` (the official script's cross-view negatives),
 ``--config.method.mix_at=pre_activation`` (the official script's placement of the mixing:
-inside the adjacency view's GCN layer, before its PReLU, ``PReLU(g(mix(A X W + b)))``).
+inside the adjacency view's GCN layer, before its PReLU, ``PReLU(g(mix(A X W + b)))``),
+``--config.method.windows=4 --config.method.window_edges=cut`` (the official script's
+windows, each encoded, mixed and contrasted as its own sub-graph),
+``--config.method.mix_dropout=0.1`` (the official script's dropout on the mixing weights).
 Data: as :mod:`jaxcl.configs.grace_node`.
 
 Pubmed (``:pubmed``; paper, Table 5: MVGRL+ random-mix 81.1 ± 1.0, mo-mix 82.6 ± 0.2, mp-mix

@@ -18,6 +18,10 @@ How the weights are normalised, our reading of Eq. 3-5 (the paper's sums are gar
 * binary-mix: ``lambda_ii = 1 - weight`` and the most similar partner gets ``weight`` (ties:
   the lowest index); no partner: the row keeps itself.
 
+With ``dropout`` (the official node script's dropout on its attention, for training) each
+weight is dropped or scaled by ``1 / (1 - dropout)``: a row's weights sum to 1 only in
+expectation.
+
 Only the edges in ``edge_mask`` (when given) count. A self-loop edge ``(i, i)`` is ignored
 (``i`` is handled as above); a repeated edge counts once per copy. Rows outside ``where``
 (padding) neither mix nor are mixed in; they come back unchanged.
