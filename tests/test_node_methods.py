@@ -386,13 +386,13 @@ def _np_prelu(x, slope):
     return np.where(x > 0, x, np.asarray(slope) * x)
 
 
-def _np_window_embeddings(model, inputs, x, start, size):
+def _np_window_embeddings(model, inputs, x, start, size, loop=1.0):
     """NumPy: MVGRL's code's window, the rows and columns ``start .. start + size`` of the
-    whole graph's ``D^-1/2 (A + I) D^-1/2`` and of ``S`` (not renormalised), one GCN layer
-    per view on the window's features ``x[window]``."""
+    whole graph's ``D^-1/2 (A + loop I) D^-1/2`` and of ``S`` (not renormalised), one GCN
+    layer per view on the window's features ``x[window]``."""
     g = inputs.graph
     n = g.nodes.shape[0]
-    a = np.eye(n)
+    a = loop * np.eye(n)
     np.add.at(a, (np.asarray(g.receivers), np.asarray(g.senders)), 1.0)
     d = 1 / np.sqrt(a.sum(1))
     w = slice(start, start + size)
@@ -444,6 +444,24 @@ def test_mvgrl_cut_windows_encode_each_window_as_the_codes_sub_graph():
     # the same windows with the edges kept give another loss
     keep = methods.MVGRL(_config("mvgrl", width=8, windows=3, window_size=11))
     assert not np.isclose(keep.loss(model, inputs, key, {})[0], loss)
+
+
+def test_mvgrl_self_loop_weight_normalises_a_plus_w_i_as_the_code():
+    # MVGRL's code: normalize_adj(adj + sp.eye(n)), whose normalize_adj adds I again
+    ds = _toy_dataset(np.random.default_rng(8))
+    method = methods.MVGRL(_config("mvgrl", width=8, self_loop_weight=2.0))
+    model = method.build(_spec(ds.num_features), rngs=nnx.Rngs(0))
+    inputs = method.node_inputs(ds, graphs.node_graph(ds))
+    x = np.asarray(inputs.graph.nodes)
+    want = _np_window_embeddings(model, inputs, x, 0, ds.num_nodes, loop=2.0)
+    for got, ref in zip(model.embed(inputs), want, strict=True):
+        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
+    plain = _np_window_embeddings(model, inputs, x, 0, ds.num_nodes)[0]
+    assert not np.allclose(model.embed(inputs)[0], plain, atol=1e-3)
+    with pytest.raises(ValueError, match=r"config.method.self_loop_weight = 0.0: expected"):
+        methods.MVGRL(_config("mvgrl", self_loop_weight=0.0))
+    with pytest.raises(ValueError, match=r"add_self_loops.*-1.0"):
+        graphs.gcn_normalization(jnp.array([0]), jnp.array([1]), 2, add_self_loops=-1.0)
 
 
 def test_gcn_edge_cut_propagates_with_a_sub_matrix_of_the_whole_graphs_normalisation():

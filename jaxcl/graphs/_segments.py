@@ -243,7 +243,7 @@ def gcn_normalization(
     *,
     edge_weight: jax.Array | None = None,
     edge_mask: jax.Array | None = None,
-    add_self_loops: bool = True,
+    add_self_loops: bool | float = True,
     sorted_receivers: bool = False,
 ) -> tuple[jax.Array, jax.Array]:
     """Coefficients of ``D^-1/2 (A + I) D^-1/2`` for the kept edges.
@@ -258,7 +258,8 @@ def gcn_normalization(
       edge_weight: optional ``[num_edges]`` weights (default 1).
       edge_mask: optional bool ``[num_edges]``; ``False`` edges are absent (weight 0).
         Stacked, both are ``[S, num_edges]`` or flattened ``[S * num_edges]``.
-      add_self_loops: add ``I`` (weight 1 per node); GCN's renormalisation trick.
+      add_self_loops: add ``I`` (weight 1 per node); GCN's renormalisation trick. A number
+        ``w >= 0`` adds ``w I`` instead (MVGRL's code normalises ``A + 2I``).
       sorted_receivers: see :func:`aggregate_edges`.
 
     Returns:
@@ -291,7 +292,12 @@ def gcn_normalization(
     weight = jnp.ones(senders.shape, jnp.float32) if edge_weight is None else edge_weight
     weight = _masked(weight.astype(jnp.float32), edge_mask)
     degree = aggregate_edges(weight, receivers, num_nodes, sorted_receivers=sorted_receivers)
-    loop = 1.0 if add_self_loops else 0.0
+    loop = float(add_self_loops)
+    if not loop >= 0:
+        raise ValueError(
+            f"gcn_normalization: `add_self_loops` must be a bool or a weight >= 0, "
+            f"got {add_self_loops!r}"
+        )
     degree = degree + loop
     inv_sqrt = jnp.where(degree > 0, 1.0 / jnp.sqrt(jnp.where(degree > 0, degree, 1.0)), 0.0)
     edge_coef = gather_nodes(inv_sqrt, senders) * weight * gather_nodes(inv_sqrt, receivers)

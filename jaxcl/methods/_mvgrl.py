@@ -118,7 +118,8 @@ class MVGRL(Method):
     * no early stopping on the training loss (patience 20, up to 3000 epochs): the trainer
       runs ``config.train.epochs`` and evaluates the last model;
     * the adjacency view uses ``A + I``; the code's ``normalize_adj(adj + sp.eye(n))``
-      adds the identity twice (``A + 2I``), which the paper does not describe;
+      adds the identity twice (``A + 2I``), which the paper does not describe:
+      ``self_loop_weight = 2`` normalises ``A + 2I`` as the code;
     * Citeseer's preprocessing in the code (``node/dataset.py``) is two settings, off here
       and on in the Citeseer configs: ``ppr_match_degree = True`` drops the entries of
       ``S`` below the threshold among ``1e-5 ... 1e-2`` that keeps about as many entries per
@@ -141,9 +142,10 @@ class MVGRL(Method):
     # window_edges: "keep" (propagate over the whole graph) or "cut" (each window encoded
     # as its own sub-graph, MVGRL's code)
     # ppr_match_degree / ppr_minmax: MVGRL's Citeseer preprocessing of S (see above)
+    # self_loop_weight: w of the adjacency view's D^-1/2 (A + w I) D^-1/2 (the code's: 2)
     defaults = {"alpha": 0.2, "ppr_eps": 0.0, "diffusion": "dense", "windows": 0,
                 "window_size": 2000, "window_edges": "keep", "ppr_match_degree": False,
-                "ppr_minmax": False}  # fmt: skip
+                "ppr_minmax": False, "self_loop_weight": 1.0}  # fmt: skip
 
     def __init__(self, config):
         super().__init__(config)
@@ -156,6 +158,11 @@ class MVGRL(Method):
             raise ValueError(
                 f"config.method.ppr_eps = {self.hp.ppr_eps!r}: expected >= 0, and > 0 with "
                 "diffusion='sparse' (otherwise every pair of connected nodes is an edge)"
+            )
+        if not self.hp.self_loop_weight > 0:
+            raise ValueError(
+                f"config.method.self_loop_weight = {self.hp.self_loop_weight!r}: expected a "
+                "number > 0 (the weight of I in the adjacency view's A + w I)"
             )
         check_windows(self.hp)
         check_choice(self.name, "window_edges", self.hp.window_edges, ("keep", "cut"))
@@ -189,7 +196,11 @@ class MVGRL(Method):
         m = self.config.model
         widths = (m.encoder_width,) * m.encoder_depth
         adjacency = models.GCN(
-            num_features, widths, activation=self.adjacency_activation, rngs=rngs
+            num_features,
+            widths,
+            activation=self.adjacency_activation,
+            add_self_loops=self.hp.self_loop_weight,
+            rngs=rngs,
         )
         if self.hp.diffusion == "dense":
             diffusion = models.DenseGCN(num_features, widths, rngs=rngs)

@@ -96,7 +96,8 @@ class GCN(nnx.Module):
         initialised at 0.25 as PyTorch), ``"relu"`` or ``None``; applied after every layer,
         the last one included, as GRACE's ``Encoder``.
       normalize: symmetric renormalised propagation (see above) or raw weights.
-      add_self_loops: the ``+ I`` of the renormalisation (only with ``normalize``).
+      add_self_loops: the ``+ I`` of the renormalisation (only with ``normalize``), or a
+        weight ``w`` for ``+ w I``.
       sorted_receivers: edges are sorted by receiver (true for :mod:`jaxcl.graphs`).
       rngs: ``nnx.Rngs`` for the initial weights.
 
@@ -123,7 +124,7 @@ class GCN(nnx.Module):
         *,
         activation: str | None = "prelu",
         normalize: bool = True,
-        add_self_loops: bool = True,
+        add_self_loops: bool | float = True,
         sorted_receivers: bool = True,
         rngs: nnx.Rngs,
     ):
