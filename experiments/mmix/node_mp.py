@@ -25,7 +25,11 @@ seeds 0 and 1, Citeseer 70.1 ± 0.4 (seed 0, ± over the classifiers); NMI/ARI o
 0.463). 3-9 min per run
 on shared cores; trained at commits 89a2d3a..32b4585, evaluated at a3a27ff (Cora) / 32b4585
 (Citeseer) with ``--config.seed=S``. The paper's ordering does not hold here: see the
-README's m-Mix section. With ``:cora,op`` (all nodes as partners, no threshold: the paper
+README's m-Mix section. With the official script's windows cut out as sub-graphs
+(``--config.method.windows=4 --config.method.window_edges=cut``, commits 5dde05f / 717b6cc,
+13-18 min a run on 2 shared AMD EPYC cores): Cora 82.9 ± 0.5 (83.24, 82.30, 83.12; seeds
+0-2), level with the control without mixing (83.2 ± 0.7) and below MVGRL (84.1 ± 0.1).
+With ``:cora,op`` (all nodes as partners, no threshold: the paper
 gives no theta), seed 0: 73.1 (commit 32b4585, 5 min).
 """
 

@@ -12,6 +12,11 @@ NMI / ARI 0.590 / 0.540 (seeds 0, 2-4; m-Mix Table 8: 0.629 / 0.570). With GRACE
 classifier (the config's until commit fd540ad): 82.4 ± 0.3 (82.74, 82.10; commits 7128494
 and a3a27ff), and 82.4 ± 0.5 on seeds 0 and 1 above. 3-9 min per run on shared cores,
 ``--config.seed=S``.
+With the official code's windows, each cut out as its own sub-graph
+(``--config.method.windows=4 --config.method.window_edges=cut``; 2026-11-27, commits
+5dde05f / 717b6cc, 9-17 min a run on 2 shared AMD EPYC cores): 84.1 ± 0.1 (84.00, 84.19;
+seeds 0, 1), NMI / ARI 0.605 / 0.566 (``results/node_table_cora_cut_windows.json`` under
+``experiments/mmix``).
 Paper: 86.8 ± 0.5; m-Mix's rerun 84.1 ± 0.9.
 """
 
