@@ -46,6 +46,7 @@ from jaxcl.graphs._segments import (
     gcn_normalization,
     node_graph_ids,
     pool_nodes,
+    window_edges,
 )
 from jaxcl.graphs._sparse import (
     Slabs,
@@ -86,4 +87,5 @@ __all__ = [
     "receiver_order",
     "select_budget",
     "sparse_matmul",
+    "window_edges",
 ]

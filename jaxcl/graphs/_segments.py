@@ -303,3 +303,25 @@ def gcn_normalization(
     edge_coef = gather_nodes(inv_sqrt, senders) * weight * gather_nodes(inv_sqrt, receivers)
     self_coef = loop * inv_sqrt * inv_sqrt
     return edge_coef, self_coef
+
+
+def window_edges(senders: jax.Array, receivers: jax.Array, start: jax.Array, size: int):
+    """The edges among the ``size`` consecutive node ids from ``start``, in the window's own
+    ids: ``(senders, receivers, inside)``, ``inside`` False for an edge with an end outside
+    the window (its ids clipped into it, so that receiver-sorted edges stay sorted). MVGRL's
+    node windows (:meth:`jaxcl.models.MVGRLModel.embed_window`).
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> s, r, inside = window_edges(jnp.array([0, 2, 3]), jnp.array([2, 3, 5]), 2, 3)
+      >>> s.tolist(), r.tolist(), inside.tolist()
+      ([0, 0, 1], [0, 1, 2], [False, True, False])
+    """
+
+    def is_in(ids):
+        return (ids >= start) & (ids < start + size)
+
+    def local(ids):
+        return jnp.clip(ids - start, 0, size - 1)
+
+    return local(senders), local(receivers), is_in(senders) & is_in(receivers)

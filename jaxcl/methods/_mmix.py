@@ -7,11 +7,11 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
-from jaxcl import losses, mixers, models
+from jaxcl import graphs, losses, mixers, models
 from jaxcl.methods._base import check_choice, register
 from jaxcl.methods._grace import GRACE
 from jaxcl.methods._mvgrl import MVGRL, MVGRLInputs
-from jaxcl.methods._windows import draw_windows, over_windows, window_edges
+from jaxcl.methods._windows import draw_windows, over_windows
 
 # "none": no mixing (z_hat = z, then g): the control that separates the mixing's effect
 # from the objective's and g's, which the paper does not report.
@@ -258,19 +258,11 @@ class MVGRLMix(MVGRL):
                 kw["block_size"] = hp.block_size
         return mix_with(hp, model, z, key, **kw, **extra)
 
-    def branch(
-        self,
-        model: MMixNodeModel,
-        z: jax.Array,
-        graph,
-        key: jax.Array,
-        edge_mask=None,
-        *,
-        train: bool = False,
-    ) -> jax.Array:
-        """The mixed branch ``g(mix(z))``, with the adjacency view's PReLU after it for
-        ``mix_at='pre_activation'`` (``z`` then the GCN layer's pre-activation)."""
-        hard = model.g(self.mix(model, z, graph, key, edge_mask, train=train))
+    def branch(self, model: MMixNodeModel, z: jax.Array, *mix_args, **mix_kwargs) -> jax.Array:
+        """The mixed branch ``g(mix(z))`` (``mix_args``: :meth:`mix`'s after ``z``), with the
+        adjacency view's PReLU after it for ``mix_at='pre_activation'`` (``z`` then the GCN
+        layer's pre-activation)."""
+        hard = model.g(self.mix(model, z, *mix_args, **mix_kwargs))
         return hard if model.a_act is None else model.a_act(hard)
 
     def loss(self, model, inputs: MVGRLInputs, key, extra):
@@ -294,7 +286,9 @@ class MVGRLMix(MVGRL):
 
         def window(start, k):
             z_a, z_b = model.embed_window(inputs, start, size)
-            senders, receivers, inside = window_edges(graph.senders, graph.receivers, start, size)
+            senders, receivers, inside = graphs.window_edges(
+                graph.senders, graph.receivers, start, size
+            )
             local = graph._replace(senders=senders, receivers=receivers)
             hard = self.branch(model, z_a, local, k, inside, train=True)
             return objective(hard, z_b), z_a

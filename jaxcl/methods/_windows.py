@@ -38,20 +38,6 @@ def draw_windows(hp, key: jax.Array, num_nodes: int):
     return key, node_windows(k_windows, num_nodes, hp.windows, hp.window_size)
 
 
-def window_edges(senders: jax.Array, receivers: jax.Array, start: jax.Array, size: int):
-    """The edges among the ``size`` consecutive node ids from ``start``, in the window's own
-    ids: ``(senders, receivers, inside)``, ``inside`` False for an edge with an end outside
-    the window (its ids clipped into it, so that receiver-sorted edges stay sorted)."""
-
-    def is_in(ids):
-        return (ids >= start) & (ids < start + size)
-
-    def local(ids):
-        return jnp.clip(ids - start, 0, size - 1)
-
-    return local(senders), local(receivers), is_in(senders) & is_in(receivers)
-
-
 def over_windows(objective, a: jax.Array, b: jax.Array, ids: jax.Array | None) -> jax.Array:
     """``objective(a, b)`` on the rows of the whole graph (``ids`` None), or its mean over
     the windows, each window's rows contrasted among themselves."""

@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import jraph
 from flax import nnx
 
+from jaxcl.graphs import window_edges
 from jaxcl.models._gcn import GCNLayer
 
 
@@ -130,8 +131,7 @@ class MVGRLModel(nnx.Module):
         graph = inputs.graph if x is None else inputs.graph._replace(nodes=x)
 
         def cut(g):
-            inside = (g.senders >= start) & (g.senders < start + size)
-            return ~(inside & (g.receivers >= start) & (g.receivers < start + size))
+            return ~window_edges(g.senders, g.receivers, start, size)[2]
 
         def rows(h):
             return jax.lax.dynamic_slice_in_dim(h, start, size, axis=0)
