@@ -278,3 +278,41 @@ def test_short_run_on_synthetic_reddit_binary_trains_and_evaluates(tmp_path, row
     results = training.train_and_evaluate(c, str(tmp_path))
     assert np.isfinite(results["final_loss"]) and 0.0 <= results["test_top1"] <= 1.0
     assert results["evaluated_epochs"] == [c.train.epochs]
+
+
+def test_the_accuracy_curve_is_reported_beside_the_result_not_in_it(tmp_path, monkeypatch):
+    """eval.curve_every_epochs = 2 over 3 epochs: scored after epochs 1 and 3 (m-Mix's
+    script's cadence, its 0-based 0, 10, ...); test_top1 is still the last epoch's alone, the
+    curve and its maximum come beside it. With folds_per_epoch each evaluation gets its own
+    outer folds (without it, the seed's folds every time)."""
+    seeds = []
+    svm = training._graph_task.evaluation.svm_kfold_accuracy
+
+    def recording(x, y, *, seed, **kw):
+        seeds.append(seed)
+        return svm(x, y, seed=seed, **kw)
+
+    monkeypatch.setattr(training._graph_task.evaluation, "svm_kfold_accuracy", recording)
+    c = _experiment("mp", "reddit_binary,quick")
+    c.train.epochs = 3
+    c.eval.curve_every_epochs = 2
+    c.eval.folds_per_epoch = True
+    r = training.train_and_evaluate(c, str(tmp_path / "a"))
+    assert r["curve_epochs"] == [1, 3] and len(r["curve_top1"]) == 2
+    assert r["evaluated_epochs"] == [3] and r["per_epoch_top1"] == [r["curve_top1"][1]]
+    assert r["test_top1"] == r["curve_top1"][1]
+    best = int(np.argmax(r["curve_top1"]))
+    assert r["curve_max_top1"] == r["curve_top1"][best]
+    assert r["curve_max_epoch"] == r["curve_epochs"][best]
+    assert len(seeds) == 2 and seeds[0] != seeds[1] and c.seed not in seeds
+    c.eval.folds_per_epoch = False
+    r2 = training.train_and_evaluate(c, str(tmp_path / "b"))
+    assert seeds[2:] == [c.seed, c.seed] and r2["curve_epochs"] == [1, 3]
+
+
+def test_the_curve_is_off_by_default_and_its_setting_is_checked():
+    c = _experiment("mp", "mutag,cpu")
+    assert c.eval.curve_every_epochs == 0 and c.eval.folds_per_epoch is False
+    c.eval.curve_every_epochs = -1
+    with pytest.raises(training.ConfigError, match=r"eval.curve_every_epochs"):
+        training.validate(c)

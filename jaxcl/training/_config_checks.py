@@ -128,6 +128,8 @@ CHECKS = {
     "eval.knn_max_train": _positive_int,
     "eval.graph_protocol": lambda p, v: _choice(p, v, ("linear", "svm")),
     "eval.last_epochs": _positive_int,
+    "eval.curve_every_epochs": _nonnegative_int,
+    "eval.folds_per_epoch": flag,
     "eval.folds": lambda p, v: number(p, v, minimum=2, integer=True),
     "eval.graph_linear_steps": _positive_int,
     "eval.graph_linear_lr": _positive,
