@@ -3,6 +3,7 @@ view's encoder equals a dense NumPy transcription (MVGRL's ``torch.bmm(adj, X W)
 losses are the compositions the docstrings state, and short runs train and evaluate."""
 
 import importlib.util
+import json
 from pathlib import Path
 
 import jax
@@ -316,3 +317,53 @@ def test_the_curve_is_off_by_default_and_its_setting_is_checked():
     c.eval.curve_every_epochs = -1
     with pytest.raises(training.ConfigError, match=r"eval.curve_every_epochs"):
         training.validate(c)
+
+
+def _graph_curves():
+    path = REPO / "experiments" / "mmix" / "graph_curves.py"
+    spec = importlib.util.spec_from_file_location("graph_curves", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_graph_curves_tables_the_last_epoch_beside_the_curves_maximum(tmp_path, capsys):
+    """Two pretrainings of mp-mix in seed_<k>/ with a summary above them (repeats = 3 runs of
+    jaxcl.main), one of MVGRL on its own: the last epoch is the row's number, the curve's
+    maximum is beside it."""
+
+    def run(workdir, seed, curve, data="mutag"):
+        workdir.mkdir(parents=True)
+        (workdir / "config.json").write_text(
+            json.dumps({"seed": seed, "data": {"name": data}, "train": {"epochs": 21}})
+        )
+        best = int(np.argmax(curve))
+        return {
+            "test_top1": curve[-1], "curve_epochs": [1, 11, 21], "curve_top1": curve,
+            "curve_max_top1": curve[best], "curve_max_epoch": [1, 11, 21][best],
+        }  # fmt: skip
+
+    mp = tmp_path / "mp"
+    runs = [run(mp / "seed_3", 3, [0.9, 0.92, 0.86]), run(mp / "seed_4", 4, [0.88, 0.85, 0.84])]
+    (mp / "results.json").write_text(json.dumps({"test_top1": 0.85, "runs": runs}))
+    mvgrl = tmp_path / "mvgrl"  # repeats = 1: the run's own results, in the workdir itself
+    one = run(mvgrl, 0, [0.8, 0.83, 0.82])
+    (mvgrl / "results.json").write_text(json.dumps(one))
+    curves = _graph_curves()
+    out = tmp_path / "out"
+    curves.main(["--data", "mutag", "--runs", f"mp={mp}", f"mvgrl={mvgrl}", "--out", str(out)])
+    rows = json.loads((out / "graph_curves_mutag.json").read_text())["rows"]
+    assert list(rows) == ["mvgrl", "mp"]  # the paper's order
+    assert rows["mp"]["seeds"] == [3, 4] and rows["mp"]["last"] == pytest.approx([86.0, 84.0])
+    assert rows["mp"]["max"] == pytest.approx([92.0, 88.0]) and rows["mp"]["max_epoch"] == [11, 1]
+    assert rows["mvgrl"]["seeds"] == [0] and rows["mvgrl"]["max"] == pytest.approx([83.0])
+    printed = capsys.readouterr().out
+    assert "| + mp-mix | 92.0 ± 0.5 | 85.0 ± 1.4 | 90.0 ± 2.8 | 11, 1 | 89.0 ± 1.4 |" in printed
+    assert (out / "graph_curves_mutag.png").stat().st_size > 5_000
+    with pytest.raises(SystemExit, match="a run of mutag, not ptc_mr"):
+        curves.main(["--data", "ptc_mr", "--runs", f"mp={mp}", "--out", str(out)])
+    with pytest.raises(SystemExit, match="given twice"):
+        curves.main(["--data", "mutag", "--runs", f"mp={mp}", f"mp={mp}", "--out", str(out)])
+    (mvgrl / "results.json").write_text(json.dumps({"test_top1": 0.8}))
+    with pytest.raises(SystemExit, match="carry no curve"):
+        curves.main(["--data", "mutag", "--runs", f"mvgrl={mvgrl}", "--out", str(out)])
