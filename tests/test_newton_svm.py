@@ -178,3 +178,11 @@ def test_graph_run_scores_with_newton_and_rescore_script_reproduces_it(tmp_path)
     assert row["newton"]["mean"] == results["test_top1"] == row["recorded"]
     assert 0.0 <= row["liblinear"]["mean"] <= 1.0 and len(row["liblinear"]["per_fold"]) == 10
     assert json.loads((tmp_path / "rescore.json").read_text())["rows"][0]["seed"] == config.seed
+    # three draws of the outer folds: the first is the run's own, the others differ
+    (row,) = module.main([*argv, "--solvers", "newton", "--fold-seeds", "3"])
+    draws = row["newton"]["over_fold_seeds"]
+    assert draws["seeds"] == [config.seed, config.seed + 1, config.seed + 2]
+    assert draws["means"][0] == results["test_top1"]
+    assert draws["min"] <= draws["mean"] <= draws["max"] and len(set(draws["means"])) > 1
+    with pytest.raises(SystemExit, match="--fold-seeds 0"):
+        module.main([*argv, "--fold-seeds", "0"])
