@@ -25,6 +25,15 @@ its ``max_iter`` before the minimum (large C); on the nine IMDB-BINARY pretraini
 random, mo and mp w/o div rows they give accuracies within 0.5 points of each other (see
 the README).
 
+Which number the paper reports is our reading: m-Mix's ``graph/main.py`` scores the embeddings
+after its 0-based epochs 0, 10, ..., 190, each time on fresh random folds
+(``StratifiedKFold(shuffle=True, random_state=None)``), prints the 10-fold means and plots
+them; it keeps no last-epoch score and does not say which point of the curve the tables
+took. We report the last epoch. ``--config.eval.curve_every_epochs=10
+--config.eval.folds_per_epoch=True`` scores the same curve (after epochs 1, 11, ..., 191 and
+the last) and reports its maximum beside the result; ``experiments/mmix/graph_curves.py``
+tables and plots it (measured: README, m-Mix section).
+
 Variants: none (paper scale), ``cpu`` (what the 2-core development machine affords: 40
 epochs, 3 repeats; the MVGRL row is unchanged, its 40 epochs are MVGRL's default) and
 ``quick`` (2 epochs at width 32, 1 repeat: a smoke test).
