@@ -23,6 +23,15 @@ MUTAG 86.9 ± 1.5 (87.8, 85.2, 87.8), 11 min 28 s for the three; PTC_MR 59.6 ± 
 59.3), 20 min 27 s. Against 40 epochs (above): MUTAG +2.0, PTC_MR +0.3; the paper's numbers
 stay out of reach (README, m-Mix section).
 
+Scored along training as m-Mix's graph script does (``--config.repeats=3
+--config.eval.curve_every_epochs=10 --config.eval.folds_per_epoch=True``: after epochs 1, 11, ...,
+191 and the last, fresh folds each time; 2026-11-27, 2 AMD EPYC cores, two runs at a time;
+``experiments/mmix/graph_curves.py``, README's m-Mix section): MUTAG (``:mutag``, commit 753385d)
+last epoch 85.6 ± 0.9 (86.1, 84.6, 86.2), the curve's maximum 89.4 ± 0.6 (89.4, 88.8, 89.9; epochs
+1, 181, 71), 30 min 18 s for the three; PTC_MR (``:ptc_mr``, commit 8686a09) last epoch 57.9 ± 1.2
+(59.0, 57.9, 56.7), the curve's maximum 62.1 ± 0.9 (61.9, 63.1, 61.4; epochs 121, 151, 51), 69 min
+15 s for the three.
+
 Earlier, with the atom labels alone (``--config.data.node_features=tags``, the default up to
 commit 4ba667f): measured on MUTAG (``:mutag,cpu``, 40 epochs, 3 pretrainings, 10-fold linear
 SVM after the last epoch; mean ± sample std): 81.2 ± 1.6 (81.9, 79.4, 82.5); paper (m-Mix Table

@@ -11,6 +11,16 @@ Measured with the official code's node features (atom-label and degree one-hots,
 SVM after the last epoch; mean ± sample std; 2-core CPU shared between two runs, 2026-11-26):
 MUTAG (``:mutag,cpu``) 84.6 ± 2.3 (83.5, 83.0, 87.3), paper 89.7 ± 0.8, 5 min 33 s for the
 three; PTC_MR (``:ptc_mr,cpu``) 56.9 ± 1.9 (55.2, 56.4, 59.0), paper 62.8 ± 1.0, 11 min 12 s.
+
+Scored along training as m-Mix's graph script does (``--config.repeats=3
+--config.eval.curve_every_epochs=10 --config.eval.folds_per_epoch=True``: after epochs 1, 11, 21, 31
+and the last, fresh folds each time; 2026-11-27, 2 AMD EPYC cores, two runs at a time;
+``experiments/mmix/graph_curves.py``, README's m-Mix section): MUTAG (``:mutag``, commit 753385d)
+last epoch 85.9 ± 0.5 (85.2, 86.2, 86.2), the curve's maximum 88.5 ± 0.8 (89.4, 88.3, 87.8; epochs
+21, 1, 31), 8 min 57 s for the three; PTC_MR (``:ptc_mr``, commit 8686a09) last epoch 57.7 ± 1.3
+(57.8, 56.4, 59.0), the curve's maximum 60.0 ± 1.6 (58.1, 61.1, 60.8; epochs 11, 1, 21), 25 min 20 s
+for the three.
+
 Earlier, with the atom labels alone (``--config.data.node_features=tags``, the default up to
 commit 4ba667f): measured on MUTAG (``:mutag,cpu``, 40 epochs, 3 pretrainings, 10-fold linear
 SVM after the last epoch; mean ± sample std): 81.7 ± 1.1 (81.4, 80.8, 82.9); paper (m-Mix Table
