@@ -13,7 +13,11 @@ the mean degree and scaled column-wise to [0, 1], which the official m-Mix scrip
 MVGRL's ``load``: :func:`jaxcl.configs.mvgrl_node.apply_citeseer_diffusion`) of ``width``
 units with PReLU; Adam at 3e-4 without weight
 decay; ``tau = 1``; the full graph every step for a fixed number of epochs (the paper: up to
-2000 with early stopping; the official code's early stopping is commented out). Evaluation:
+2000 with early stopping; the official script's stop is commented out, but it still saves
+the parameters of the lowest training loss and evaluates those after its 2000 epochs: with
+``--config.train.epochs=2000 --config.train.early_stopping_patience=2000``, or with the
+paper's early stopping by its patience of 20, ``--config.train.early_stopping_patience=20``).
+Evaluation:
 the public Planetoid split, MVGRL's classifier as the official code runs it (the mean of 50
 logistic regressions, 300 Adam steps each on the raw embeddings, the last step; see
 :func:`jaxcl.configs.mvgrl_node.apply_mvgrl_classifier`) on the

@@ -21,7 +21,8 @@ What differs from the official code is listed in :class:`jaxcl.methods.MVGRL`: t
 graph every step instead of 4 sampled windows of 2000 nodes (``--config.method.windows=4``
 scores such windows; on Cora, seed 0, it changed MVGRL by +0.1 and the m-Mix rows by -0.1 and
 -0.2 points: the README's m-Mix section), and a fixed number of epochs instead of early
-stopping on the training loss (patience 20, at most 3000 epochs).
+stopping on the training loss (patience 20, at most 3000 epochs; the trainer's
+``--config.train.early_stopping_patience=20 --config.train.epochs=3000`` runs the code's).
 
 Variants: none (``epochs`` below) or ``quick`` (a few epochs at width 64: a smoke test).
 Data: as :mod:`jaxcl.configs.grace_node` (``$JAXCL_DATA_DIR``, else ``../shared/data``).

@@ -115,8 +115,10 @@ class MVGRL(Method):
       code does, as its own sub-graph (the rows and columns of the normalised adjacency and
       of ``S``, every edge leaving the window cut, not renormalised), with the window's rows
       shuffled for the negatives;
-    * no early stopping on the training loss (patience 20, up to 3000 epochs): the trainer
-      runs ``config.train.epochs`` and evaluates the last model;
+    * early stopping on the training loss (patience 20, up to 3000 epochs, the lowest-loss
+      epoch's parameters evaluated) is the trainer's option, off in the configs:
+      ``--config.train.early_stopping_patience=20 --config.train.epochs=3000``; without
+      it the trainer runs ``config.train.epochs`` and evaluates the last model;
     * the adjacency view uses ``A + I``; the code's ``normalize_adj(adj + sp.eye(n))``
       adds the identity twice (``A + 2I``), which the paper does not describe:
       ``self_loop_weight = 2`` normalises ``A + 2I`` as the code;

@@ -188,18 +188,18 @@ class MVGRLGraph(_TwoViews):
     float32 rounding; on 2 CPU cores this model (4 x 512, batch 64) pretrains on IMDB-BINARY
     at 308 graphs/s instead of 185 (``experiments/benchmarks/mmix_graph_benchmark.py``).
 
-    Differences from the official code (kavehhassani/mvgrl ``graph/train.py``): the heads
-    use ReLU (this project's InfoGraph ``FeedForward``) where MVGRL's use PReLU; the JSD
-    normalisers count real nodes only (the code divides by the padded node count); a fixed
-    number of epochs, evaluated after the last (the code keeps the epoch of lowest training
-    loss, patience 20); the readout sums real nodes only (the code's dense batches sum all
-    ``max_nodes`` rows, and a padded row's output is ``PReLU(bias)`` in every layer, so each
-    graph embedding carries ``(max_nodes - n) PReLU(b_l)``, a term in the graph's size).
-    The code's ``__main__`` runs a grid (layers 2 / 8 / 12, batch 32-256, epochs 20 / 40 /
-    100, 5 seeds each) and the paper does not say which cell it reports. Node features are
-    the data's (``config.data.node_features``); the code's ``graph/dataset.py`` makes them
-    the label one-hot followed by the degree one-hot (``'tags+degree'``), or the degree
-    alone for unlabelled sets.
+    Differences from the official code (kavehhassani/mvgrl ``graph/train.py``): the heads use
+    ReLU (this project's InfoGraph ``FeedForward``) where MVGRL's use PReLU; the JSD normalisers
+    count real nodes only (the code divides by the padded node count); a fixed number of epochs,
+    evaluated after the last (the code keeps the epoch of lowest training loss, patience 20:
+    ``--config.train.early_stopping_patience=20 --config.eval.last_epochs=1``); the readout sums
+    real nodes only (the code's dense batches sum all ``max_nodes`` rows, and a padded row's
+    output is ``PReLU(bias)`` in every layer, so each graph embedding carries ``(max_nodes - n)
+    PReLU(b_l)``, a term in the graph's size). The code's ``__main__`` runs a grid (layers 2 / 8
+    / 12, batch 32-256, epochs 20 / 40 / 100, 5 seeds each) and the paper does not say which
+    cell it reports. Node features are the data's (``config.data.node_features``); the code's
+    ``graph/dataset.py`` makes them the label one-hot followed by the degree one-hot
+    (``'tags+degree'``), or the degree alone for unlabelled sets.
 
     References:
       Hassani & Khasahmadi, "Contrastive Multi-View Representation Learning on Graphs",

@@ -29,6 +29,8 @@ SHARED = {
     "repeats": 1,
     "mesh": {"data": -1},  # devices on the "data" axis; -1 = all
 }
+# Task kinds whose results can come from an earlier epoch's parameters (final(epoch=...)).
+EARLY_STOPPING_TASKS = ("node", "graph")
 # Only for methods that pretrain.
 TRAINING = {
     "optim": {"lr": 0.1, "weight_decay": 1e-6, "warmup_epochs": 10.0, "schedule": "cosine"},
@@ -47,6 +49,10 @@ TRAINING = {
         # XLA:CPU convolutions through Eigen rather than YNNPACK (jaxlib 0.10: ResNet-18's
         # SimCLR step 2x faster on 2 cores); jaxcl.training.eigen_cpu_convolutions.
         "eigen_cpu_convolutions": True,
+        # > 0: stop after this many epochs in a row without a lower mean training loss and
+        # evaluate the best epoch's parameters (MVGRL's and m-Mix's code: 20); node and graph
+        # tasks. train.epochs is then the most epochs. 0 = off.
+        "early_stopping_patience": 0,
     },
 }
 
@@ -300,6 +306,21 @@ def validate(config: ml_collections.ConfigDict) -> None:
         )
     if graph_format == "gin" and config.data.name == "coil_del":
         fail("data.graph_format", "gin", "'tu' for coil_del (it exists in TU's format only)")
+    if config.get("train", {}).get("early_stopping_patience", 0):
+        kind = _task.kind_of(config.data.name)
+        if kind not in EARLY_STOPPING_TASKS:
+            fail(
+                "train.early_stopping_patience",
+                config.train.early_stopping_patience,
+                f"0 for {config.data.name} (a {kind} task; early stopping is for the "
+                f"{' and '.join(EARLY_STOPPING_TASKS)} tasks)",
+            )
+        if config.eval.get("last_epochs", 1) != 1:
+            fail(
+                "eval.last_epochs",
+                config.eval.last_epochs,
+                "1 with train.early_stopping_patience (the best epoch alone is scored)",
+            )
     method_cls = methods.get(config.method.name)
     for path, value in _walk(config.method, "method."):
         default = method_cls.defaults.get(path.split(".", 1)[1])

@@ -109,6 +109,7 @@ CHECKS = {
     "train.knn_every_epochs": _nonnegative_int,
     "train.reuse_host_memory": flag,
     "train.eigen_cpu_convolutions": flag,
+    "train.early_stopping_patience": _nonnegative_int,
     "data.graph_format": lambda p, v: _choice(p, v, ("gin", "tu")),
     "data.node_features": lambda p, v: _choice(p, v, NODE_FEATURE_KINDS),
     "data.drop_node_tag": lambda p, v: number(p, v, minimum=-1, integer=True),

@@ -284,11 +284,17 @@ class GraphClassificationTask:
             )
         return {"cv_top1": float(r["mean"]), "cv_top1_std": float(r["std"])}
 
-    def final(self, features_fn, logits_fn, history: list[dict]) -> dict:
+    def final(self, features_fn, logits_fn, history: list[dict], epoch: int | None = None) -> dict:
+        """The results; ``epoch``: the one epoch whose parameters ``features_fn`` embeds when
+        they are not the last (early stopping's best), default the last ``eval.last_epochs``."""
         curve = [h for h in history if "cv_top1" in h]
-        last = [h for h in curve if self._last_epoch(h["epoch"])]
-        if not last:  # no pretraining (or fewer epochs than evaluated ones)
-            last = [{"epoch": 0, **self.evaluate(features_fn, 0)}]
+        if epoch is None:
+            last = [h for h in curve if self._last_epoch(h["epoch"])]
+        else:
+            last = [h for h in curve if h["epoch"] == epoch][-1:]
+        if not last:  # no pretraining (or fewer epochs than evaluated ones), or not scored yet
+            epoch = epoch or 0
+            last = [{"epoch": epoch, **self.evaluate(features_fn, epoch)}]
         scores = [h["cv_top1"] for h in last]
         out = {
             "test_top1": float(np.mean(scores)),

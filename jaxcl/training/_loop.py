@@ -19,7 +19,16 @@ from flax import nnx
 from jax.sharding import NamedSharding, PartitionSpec
 
 from jaxcl import methods, models, optim
-from jaxcl.training import _checkpoint, _config, _host, _logging, _mesh, _task, _workdir
+from jaxcl.training import (
+    _checkpoint,
+    _config,
+    _early_stopping,
+    _host,
+    _logging,
+    _mesh,
+    _task,
+    _workdir,
+)
 from jaxcl.training._state import TrainState
 from jaxcl.training._step import StepContext, make_default_train_step
 
@@ -160,11 +169,16 @@ class Run:
             schedule, tx = optax.constant_schedule(0.0), optax.identity()
         extra_key = jax.random.fold_in(jax.random.key(config.seed), _EXTRA_KEY)
 
+        patience = config.train.get("early_stopping_patience", 0) if method.pretrains else 0
+
         def init_state():
             model = build_model()
             extra = method.init_extra(model, extra_key)
             _, params, model_state = nnx.split(model, nnx.Param, ...)
-            return TrainState.create(params, model_state, tx, extra)
+            state = TrainState.create(params, model_state, tx, extra)
+            if patience:
+                state = dataclasses.replace(state, best=_early_stopping.init(params, model_state))
+            return state
 
         abstract = jax.eval_shape(init_state)
         shardings = state_shardings(abstract, mesh, method.extra_specs(abstract.extra))
@@ -285,17 +299,30 @@ def _run(config, workdir, method, mesh) -> dict:
     train_seconds = time.perf_counter() - t_start
 
     t_eval = time.perf_counter()
+    steps_taken = int(jax.device_get(state.step))
+    final_kw, stopping = {}, {}
+    if state.best is not None:  # early stopping: evaluate the best epoch's parameters
+        summary = _early_stopping.summary(state)
+        stopping = {
+            "early_stopping_best_epoch": summary["best_epoch"],
+            "early_stopping_best_loss": summary["best_loss"],
+            "epochs_trained": steps_taken // max(1, steps_per_epoch),
+            "early_stopped": steps_taken < total_steps,
+        }
+        final_kw["epoch"] = summary["best_epoch"]
+        state = _early_stopping.best_state(state)
     results = {
         "method": method.name,
         "data": task.name,
-        "steps": total_steps,
+        "steps": steps_taken,
         # From the state: a rerun of a finished run reports the loss of its last step.
         "final_loss": float(jax.device_get(state.last_loss)),
         "pretrain_seconds": train_seconds,
         "devices": mesh.size,
         "platform": jax.devices()[0].platform,
     }
-    results.update(task.final(features_of(state), logits_of(state), history.entries))
+    results.update(stopping)
+    results.update(task.final(features_of(state), logits_of(state), history.entries, **final_kw))
     results["eval_seconds"] = time.perf_counter() - t_eval
     writer.write_scalars(
         total_steps, {k: v for k, v in results.items() if isinstance(v, float) and "top1" in k}
@@ -325,6 +352,7 @@ class _Loop:
         self.total = total
         self.progress = _logging.Progress(method.name, total, task.examples_per_step, start)
         self.start = start
+        self.patience = config.train.get("early_stopping_patience", 0)
         self.pending: list[tuple[int, dict]] = []
         self.history: list[tuple[int, dict]] = []
 
@@ -356,9 +384,27 @@ class _Loop:
             "data as well as the learning rate."
         )
 
+    def stop_early(self, state, epoch: int) -> bool:
+        """Whether early stopping ends training after ``epoch`` (logged when it does)."""
+        if not self.patience or not _early_stopping.stopped(state, self.patience):
+            return False
+        s = _early_stopping.summary(state)
+        logging.info(
+            "early stopping after epoch %d: no lower training loss for %d epochs; the best, "
+            "epoch %d (loss %.6g), is evaluated",
+            epoch,
+            self.patience,
+            s["best_epoch"],
+            s["best_loss"],
+        )
+        return True
+
     def run(self, state, train_step, key, features_of, history):
         cfg, task = self.config.train, self.task
         steps_per_epoch = task.steps_per_epoch
+        if self.stop_early(state, self.start // max(1, steps_per_epoch)):
+            return state  # a stopped run, rerun: nothing left to train
+        end_epoch = jax.jit(_early_stopping.end_epoch, donate_argnums=0) if self.patience else None
         batches = iter(())
         for step in range(self.start, self.total):
             epoch, index = divmod(step, steps_per_epoch)
@@ -369,17 +415,23 @@ class _Loop:
             if len(self.pending) > _MAX_STEPS_IN_FLIGHT:
                 jax.block_until_ready(self.pending[-1 - _MAX_STEPS_IN_FLIGHT][1])
             done = step + 1
-            if done % cfg.log_every_steps == 0 or done == self.total:
+            epoch_done, epoch_end = done // steps_per_epoch, done % steps_per_epoch == 0
+            if end_epoch is not None and epoch_end:
+                # before this step's checkpoint, which must hold the updated bookkeeping
+                state = end_epoch(state, np.int32(epoch_done))
+            stop = epoch_end and self.stop_early(state, epoch_done)
+            if done % cfg.log_every_steps == 0 or done == self.total or stop:
                 self.flush(done)
                 self.check_finite(state, done)
-            if done % cfg.checkpoint_every_steps == 0 or done == self.total:
+            if done % cfg.checkpoint_every_steps == 0 or done == self.total or stop:
                 self.check_finite(state, done)
-                self.checkpointer.maybe_save(done, state, force=done == self.total)
-            epoch_done = done // steps_per_epoch
-            if done % steps_per_epoch == 0 and task.evaluate_at(epoch_done):
+                self.checkpointer.maybe_save(done, state, force=done == self.total or stop)
+            if epoch_end and task.evaluate_at(epoch_done):
                 self.check_finite(state, done)
                 scores = task.evaluate(features_of(state), epoch_done)
                 self.writer.write_scalars(done, scores)
                 logging.info("epoch %d: %s", epoch_done, scores)
                 history.append(epoch_done, scores)
+            if stop:
+                break
         return state

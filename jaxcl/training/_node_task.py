@@ -193,13 +193,16 @@ class NodeClassificationTask:
             f"node_val_{m}": float(np.mean(val_score)),
         }
 
-    def final(self, features_fn, logits_fn, history: list[dict]) -> dict:
+    def final(self, features_fn, logits_fn, history: list[dict], epoch: int | None = None) -> dict:
+        """The results; ``epoch``: the epoch whose parameters ``features_fn`` embeds when it
+        is not the last (early stopping's best), default the last."""
         x = np.asarray(jax.device_get(features_fn(self.eval_graph)))  # embedded once
-        epochs = self.config.train.get("epochs", 0) if self.method.pretrains else 0
+        if epoch is None:
+            epoch = self.config.train.get("epochs", 0) if self.method.pretrains else 0
         m = self.metric
-        last = history[-1] if history and f"node_test_{m}" in history[-1] else None
-        # The last epoch's classifiers when they ran already (node_every_epochs divides it).
-        r = last if last is not None and last["epoch"] == epochs else self._classify(x)
+        # That epoch's classifiers when they ran already (node_every_epochs divides it).
+        done = [h for h in history if h["epoch"] == epoch and f"node_test_{m}" in h]
+        r = done[-1] if done else self._classify(x)
         # accuracy as test_top1 (the other tasks' key); PPI's micro-F1 under its own name
         name = "top1" if m == "acc" else m
         out = {f"test_{name}": r[f"node_test_{m}"], f"val_{name}": r[f"node_val_{m}"]}

@@ -27,6 +27,11 @@ class TrainState:
         it.
       last_loss: the loss of the last step taken (NaN before the first). Checkpointed with
         the rest, so that a rerun of a finished run reports the same final loss.
+      best: with early stopping (``train.early_stopping_patience``), the bookkeeping of
+        :mod:`jaxcl.training._early_stopping` (the lowest epoch loss, its epoch and
+        parameters, the epochs since, the running epoch's loss sum); None without it.
+        Checkpointed with the rest, so that a resumed run stops where an uninterrupted one
+        would, and a rerun of a stopped run evaluates the same parameters.
     """
 
     step: jax.Array
@@ -36,6 +41,7 @@ class TrainState:
     extra: Any
     nonfinite_step: jax.Array
     last_loss: jax.Array
+    best: Any = None
 
     @classmethod
     def create(
@@ -67,6 +73,7 @@ jax.tree_util.register_dataclass(
         "extra",
         "nonfinite_step",
         "last_loss",
+        "best",
     ],
     meta_fields=[],
 )

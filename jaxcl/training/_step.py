@@ -20,6 +20,7 @@ import ml_collections
 import optax
 from flax import nnx
 
+from jaxcl.training import _early_stopping
 from jaxcl.training._state import TrainState
 
 
@@ -135,7 +136,8 @@ class StepContext:
         :meth:`after_update` (EMA targets, queues) on the new parameters. Otherwise the state
         keeps its parameters, optimiser state, model state and extra, and records this step
         as the first non-finite one (the trainer then stops, naming it). Either way ``step``
-        advances and ``last_loss`` is ``loss``.
+        advances, ``last_loss`` is ``loss`` and, with early stopping, ``loss`` joins the
+        epoch's loss sum in ``best``.
 
         Everything that changes lives in one ``lax.cond``: a select between the old and the
         new state would keep both alive (a copy of every moment buffer and queue each step);
@@ -175,7 +177,8 @@ class StepContext:
             lambda operands: operands,
             (state.params, state.opt_state, state.model_state, state.extra),
         )
-        return TrainState(
+        return dataclasses.replace(
+            state,
             step=state.step + 1,
             params=params,
             model_state=new_model_state,
@@ -185,6 +188,7 @@ class StepContext:
                 ok_values | (state.nonfinite_step >= 0), state.nonfinite_step, state.step
             ),
             last_loss=jnp.asarray(loss, jnp.float32),
+            best=_early_stopping.add_step_loss(state.best, loss),
         )
 
     def step_metrics(self, state: TrainState, metrics: dict, grads) -> dict:

@@ -54,7 +54,10 @@ class Task(Protocol):
         """Scores of the frozen encoder; ``features_fn(placed_batch)`` gives its features."""
 
     def final(self, features_fn: Callable, logits_fn: Callable, history: list[dict]) -> dict:
-        """The run's results (``test_top1`` and others), given the per-epoch evaluations."""
+        """The run's results (``test_top1`` and others), given the per-epoch evaluations.
+
+        The task kinds in ``_config.EARLY_STOPPING_TASKS`` also take ``epoch=``: the epoch
+        whose parameters ``features_fn`` embeds (early stopping's best) when not the last."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,0 +1,197 @@
+"""Early stopping on the training loss (``train.early_stopping_patience``), against a Python
+transcription of MVGRL's loop (``node/train.py``): after each epoch, a loss strictly below
+the best saves the parameters (those after the epoch's update) and resets the count, else
+the count grows; at ``patience`` training stops and the saved parameters are evaluated."""
+
+import dataclasses
+import importlib.util
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+
+from jaxcl import training
+from jaxcl.training import _early_stopping, _loop
+from jaxcl.training._state import TrainState
+
+REPO = Path(__file__).parents[1]
+
+
+def _mvgrl_rule(epoch_losses, patience):
+    """MVGRL's loop on given per-epoch losses: (best epoch, epochs trained), epochs from 1."""
+    best, best_t, wait = 1e9, 0, 0
+    for epoch, loss in enumerate(epoch_losses, start=1):
+        if loss < best:
+            best, best_t, wait = loss, epoch, 0
+        else:
+            wait += 1
+        if wait == patience:
+            return best_t, epoch
+    return best_t, len(epoch_losses)
+
+
+def _toy_state():
+    params = {"w": jnp.zeros((3,))}
+    state = TrainState.create(params, {}, optax.identity())
+    return dataclasses.replace(state, best=_early_stopping.init(params, {}))
+
+
+@pytest.mark.parametrize("patience", [1, 2, 3])
+def test_end_epoch_keeps_the_parameters_of_the_lowest_mean_epoch_loss(patience):
+    """Two steps per epoch; the parameters after epoch e are all e. Ties and NaN do not
+    improve. The counter reaches ``patience`` at the epoch MVGRL's loop breaks at."""
+    rng = np.random.default_rng(patience)
+    step_losses = rng.uniform(0.0, 1.0, (12, 2)).astype(np.float32)
+    step_losses[5] = step_losses[4]  # a tie with the epoch before
+    step_losses[7, 0] = np.nan
+    epoch_losses = step_losses.astype(np.float64).mean(1)
+    expected_best, expected_stop = _mvgrl_rule(epoch_losses, patience)
+    end_epoch = jax.jit(_early_stopping.end_epoch)
+    state, stop = _toy_state(), None
+    for epoch, losses in enumerate(step_losses, start=1):
+        for loss in losses:
+            state = dataclasses.replace(state, best=_early_stopping.add_step_loss(state.best, loss))
+        state = dataclasses.replace(state, params={"w": jnp.full((3,), float(epoch))})
+        state = end_epoch(state, np.int32(epoch))
+        if stop is None and _early_stopping.stopped(state, patience):
+            stop = epoch
+            break
+    assert stop == (expected_stop if expected_stop < len(epoch_losses) else None)
+    summary = _early_stopping.summary(state)
+    assert summary["best_epoch"] == expected_best
+    np.testing.assert_allclose(summary["best_loss"], epoch_losses[expected_best - 1], rtol=1e-6)
+    best = _early_stopping.best_state(state)
+    np.testing.assert_array_equal(best.params["w"], np.full(3, float(expected_best)))
+    assert int(state.best["steps"]) == 0 and float(state.best["loss_sum"]) == 0.0
+
+
+def test_without_early_stopping_the_state_carries_no_bookkeeping():
+    assert _early_stopping.add_step_loss(None, jnp.float32(1.0)) is None
+    state = TrainState.create({"w": jnp.zeros(2)}, {}, optax.identity())
+    assert state.best is None and len(jax.tree.leaves(state)) == 4
+
+
+def _grace_config(epochs, patience):
+    """GRACE on a tenth of a synthetic Cora: 1 step per epoch, a noisy loss (its random views)
+    that stops within a few dozen epochs at lr 1e-3 (patience 2)."""
+    c = training.base_config("cora", "grace", optimizer="adam_l2")
+    c.data.synthetic = True
+    c.data.synthetic_scale = 0.1
+    c.model.encoder_width = c.model.head_width = c.model.embed_dim = 16
+    c.model.head_depth = 2
+    c.optim.update(schedule="constant", lr=1e-3, weight_decay=0.0, warmup_epochs=0.0)
+    c.train.update(epochs=epochs, log_every_steps=1, early_stopping_patience=patience)
+    c.train.checkpoint_every_steps = 5
+    c.eval.node_classifier_steps = 200
+    return c
+
+
+def _record_step_losses(monkeypatch):
+    """The loss of every step, as the loop fetches them for logging (log_every_steps=1)."""
+    losses = {}
+    flush = _loop._Loop.flush
+
+    def recording(self, step):
+        pending = list(self.pending)
+        flush(self, step)
+        for s, m in self.history[-len(pending) :] if pending else []:
+            losses[s] = m["loss"]
+
+    monkeypatch.setattr(_loop._Loop, "flush", recording)
+    return losses
+
+
+def test_a_node_run_stops_and_is_scored_with_its_best_epochs_parameters(tmp_path, monkeypatch):
+    losses = _record_step_losses(monkeypatch)
+    c = _grace_config(epochs=80, patience=2)
+    r = training.train_and_evaluate(c, str(tmp_path / "a"))
+    epoch_losses = [losses[s] for s in sorted(losses)]
+    best, stop = _mvgrl_rule(epoch_losses, 2)
+    assert stop < 80, "the test's setting must stop early"
+    assert 1 < best < stop
+    assert r["early_stopped"] and r["epochs_trained"] == stop == len(epoch_losses)
+    assert r["steps"] == stop and r["early_stopping_best_epoch"] == best
+    assert r["early_stopping_best_loss"] == pytest.approx(epoch_losses[best - 1], rel=1e-6)
+
+    # The same run trained for the best epoch's number of epochs, without early stopping:
+    # the same parameters and the same score.
+    c_best = _grace_config(epochs=best, patience=0)
+    r_best = training.train_and_evaluate(c_best, str(tmp_path / "b"))
+    assert "early_stopped" not in r_best
+    assert r["test_top1"] == r_best["test_top1"]
+    _, stopped = training.load_run(c, str(tmp_path / "a"))
+    _, plain = training.load_run(c_best, str(tmp_path / "b"))
+    jax.tree.map(
+        lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7),
+        stopped.best["params"],
+        plain.params,
+    )
+
+    # A rerun of the stopped run trains nothing and reports the same.
+    rerun = training.train_and_evaluate(c, str(tmp_path / "a"))
+    assert {k: rerun[k] for k in ("steps", "early_stopping_best_epoch", "test_top1")} == {
+        k: r[k] for k in ("steps", "early_stopping_best_epoch", "test_top1")
+    }
+
+
+def test_a_resumed_run_stops_where_an_uninterrupted_one_does(tmp_path):
+    """Trained for 12 epochs (a checkpoint every 5 steps, the last at 12), then resumed with
+    the full budget: it stops at the epoch, with the best epoch and score, of one run."""
+    whole = training.train_and_evaluate(_grace_config(80, 2), str(tmp_path / "whole"))
+    assert whole["early_stopped"] and whole["epochs_trained"] > 12
+    part = training.train_and_evaluate(_grace_config(12, 2), str(tmp_path / "parts"))
+    assert part["steps"] == 12 and not part["early_stopped"]
+    resumed = training.train_and_evaluate(_grace_config(80, 2), str(tmp_path / "parts"))
+    for key in ("steps", "epochs_trained", "early_stopping_best_epoch", "test_top1"):
+        assert resumed[key] == whole[key], key
+
+
+def _graph_experiment(arg):
+    path = REPO / "experiments" / "mmix" / "graph_mp.py"
+    spec = importlib.util.spec_from_file_location("cfg", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.get_config(arg)
+
+
+def test_a_graph_run_compares_mean_epoch_losses_and_scores_the_best_epoch(tmp_path, monkeypatch):
+    """Several steps per epoch: the epoch's mean loss decides; the SVM scores the best
+    epoch's parameters, reported as the one evaluated epoch."""
+    losses = _record_step_losses(monkeypatch)
+    c = _graph_experiment("reddit_binary,quick")
+    c.train.batch_size = 32
+    c.train.epochs = 30
+    c.train.log_every_steps = 1
+    c.train.early_stopping_patience = 1
+    c.optim.lr = 0.05
+    c.eval.svm_jobs = 1
+    r = training.train_and_evaluate(c, str(tmp_path))
+    per_epoch = len(losses) // r["epochs_trained"]
+    assert per_epoch > 1 and len(losses) == per_epoch * r["epochs_trained"]
+    steps = [losses[s] for s in sorted(losses)]
+    epoch_losses = np.mean(np.reshape(steps, (-1, per_epoch)), axis=1)
+    best, stop = _mvgrl_rule(epoch_losses, 1)
+    assert (r["early_stopping_best_epoch"], r["epochs_trained"]) == (best, stop)
+    assert r["early_stopped"] == (stop < 30)
+    assert r["evaluated_epochs"] == [best] and r["per_epoch_top1"] == [r["test_top1"]]
+
+
+@pytest.mark.parametrize(
+    "data,setting,message",
+    [
+        ("cora", {"train.early_stopping_patience": -1}, r"train.early_stopping_patience"),
+        ("digits", {"train.early_stopping_patience": 20}, r"node and graph tasks"),
+        ("mutag", {"train.early_stopping_patience": 20}, r"eval.last_epochs = 5: expected 1"),
+    ],
+)
+def test_bad_early_stopping_settings_are_named(data, setting, message):
+    method = {"cora": "grace", "digits": "dacl", "mutag": "dacl_graph"}[data]
+    c = training.base_config(data, method)
+    for key, value in setting.items():
+        section, name = key.split(".")
+        c[section][name] = value
+    with pytest.raises(training.ConfigError, match=message):
+        training.validate(c)
