@@ -367,3 +367,33 @@ def test_graph_curves_tables_the_last_epoch_beside_the_curves_maximum(tmp_path, 
     (mvgrl / "results.json").write_text(json.dumps({"test_top1": 0.8}))
     with pytest.raises(SystemExit, match="carry no curve"):
         curves.main(["--data", "mutag", "--runs", f"mvgrl={mvgrl}", "--out", str(out)])
+
+
+def test_fold_draws_average_the_protocol_over_consecutive_fold_seeds(tmp_path, monkeypatch):
+    """eval.fold_draws = 3: each evaluation cross-validates on fold seeds s, s + 1, s + 2 (s
+    its own) and reports the mean of the three estimates, their sample std, and the std over
+    all their folds."""
+    calls = []
+    svm = training._graph_task.evaluation.svm_kfold_accuracy
+
+    def recording(x, y, *, seed, **kw):
+        calls.append((seed, svm(x, y, seed=seed, **kw)))
+        return calls[-1][1]
+
+    monkeypatch.setattr(training._graph_task.evaluation, "svm_kfold_accuracy", recording)
+    c = _experiment("mp", "reddit_binary,quick")
+    c.seed = 4
+    c.train.epochs = 1
+    c.eval.fold_draws = 3
+    r = training.train_and_evaluate(c, str(tmp_path))
+    assert [s for s, _ in calls] == [4, 5, 6]
+    means = [out["mean"] for _, out in calls]
+    assert len(set(means)) > 1, "three draws of the folds should not all agree"
+    assert r["test_top1"] == pytest.approx(np.mean(means), abs=1e-12)
+    entry = json.loads((tmp_path / "eval_history.json").read_text())[-1]
+    assert entry["cv_top1_draw_std"] == pytest.approx(np.std(means, ddof=1), abs=1e-12)
+    folds = np.concatenate([out["per_fold"] for _, out in calls])
+    assert entry["cv_top1_std"] == pytest.approx(np.std(folds), abs=1e-12)
+    c.eval.fold_draws = 0
+    with pytest.raises(training.ConfigError, match=r"eval.fold_draws = 0"):
+        training.validate(c)

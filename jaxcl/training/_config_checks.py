@@ -131,6 +131,7 @@ CHECKS = {
     "eval.last_epochs": _positive_int,
     "eval.curve_every_epochs": _nonnegative_int,
     "eval.folds_per_epoch": flag,
+    "eval.fold_draws": _positive_int,
     "eval.folds": lambda p, v: number(p, v, minimum=2, integer=True),
     "eval.graph_linear_steps": _positive_int,
     "eval.graph_linear_lr": _positive,
