@@ -225,6 +225,10 @@ def load_run(
 ) -> tuple[Run, TrainState]:
     """A run's pieces and its train state at checkpoint ``step`` (default: the newest).
 
+    With early stopping (``train.early_stopping_patience``) the parameters the run evaluated,
+    those of its lowest-loss epoch, are ``state.best['params']`` (and ``['model_state']``);
+    ``state.params`` are the last epoch's.
+
     Call under ``jax.set_mesh(run.mesh)`` what traces the method's code (the trainer does).
 
     Example (after ``train_and_evaluate(config, workdir)``)::
@@ -260,7 +264,16 @@ def _run(config, workdir, method, mesh) -> dict:
     )
     checkpointer = run.checkpointer(workdir)
     if checkpointer.latest_step() is not None:
-        state = checkpointer.restore(run.abstract_state)
+        try:
+            state = checkpointer.restore(run.abstract_state)
+        except ValueError as err:
+            raise ValueError(
+                f"{checkpointer.directory}: the checkpoint of step {checkpointer.latest_step()} "
+                "does not fit this run's train state. A run cannot be resumed with "
+                "train.early_stopping_patience switched on or off since it was written (the "
+                "state then has another structure), nor with another model or method: use a "
+                f"new --workdir. Orbax: {err}"
+            ) from err
     else:
         state = jax.jit(run.init_state, out_shardings=run.shardings)()
     start_step = int(jax.device_get(state.step))
