@@ -319,9 +319,9 @@ def test_the_curve_is_off_by_default_and_its_setting_is_checked():
         training.validate(c)
 
 
-def _graph_curves():
-    path = REPO / "experiments" / "mmix" / "graph_curves.py"
-    spec = importlib.util.spec_from_file_location("graph_curves", path)
+def _graph_curves(name="graph_curves"):
+    path = REPO / "experiments" / "mmix" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -397,3 +397,36 @@ def test_fold_draws_average_the_protocol_over_consecutive_fold_seeds(tmp_path, m
     c.eval.fold_draws = 0
     with pytest.raises(training.ConfigError, match=r"eval.fold_draws = 0"):
         training.validate(c)
+
+
+def test_fold_draws_table_averages_each_pretrainings_draws_then_over_pretrainings(tmp_path):
+    """rescore_svm.py JSONs of two rows: per pretraining the mean of its draws, then mean and
+    sample std over pretrainings; rows without draws are named."""
+
+    def rescored(path, draws):
+        rows = [
+            {"workdir": f"w{k}", "liblinear": {"over_fold_seeds": {"means": d}}}
+            for k, d in enumerate(draws)
+        ]
+        path.write_text(json.dumps({"rows": rows}))
+        return str(path)
+
+    table = _graph_curves("fold_draws_table")
+    a = rescored(tmp_path / "a.json", [[0.80, 0.90], [0.70, 0.80], [0.90, 0.90]])
+    b = rescored(tmp_path / "b.json", [[0.60, 0.62, 0.64]])
+    out = tmp_path / "out"
+    r = table.main(["--data", "mutag", "--rows", f"mvgrl={a}", f"mp={b}", "--out", str(out)])
+    mvgrl = r["rows"]["mvgrl"]
+    assert mvgrl["per_pretraining"] == pytest.approx([85.0, 75.0, 90.0])
+    assert mvgrl["mean"] == pytest.approx(250 / 3)
+    assert mvgrl["std"] == pytest.approx(np.std([85.0, 75.0, 90.0], ddof=1))
+    assert mvgrl["single_draw_range"] == pytest.approx([70.0, 90.0])
+    assert tuple(mvgrl["paper"]) == mmix_graph.PAPER_ACCURACY["mutag"]["mvgrl"]
+    assert r["rows"]["mp"]["std"] == 0.0 and r["rows"]["mp"]["mean"] == pytest.approx(62.0)
+    assert (out / "fold_draws_mutag.json").exists() and (out / "fold_draws_mutag.png").exists()
+    single = tmp_path / "single.json"
+    single.write_text(json.dumps({"rows": [{"workdir": "w", "liblinear": {"mean": 0.8}}]}))
+    with pytest.raises(SystemExit, match="has no liblinear fold draws"):
+        table.main(["--data", "mutag", "--rows", f"mp={single}", "--out", str(out)])
+    with pytest.raises(SystemExit, match="expected ROW=JSON"):
+        table.main(["--data", "mutag", "--rows", f"gin={a}", "--out", str(out)])

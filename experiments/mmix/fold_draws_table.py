@@ -1,0 +1,119 @@
+"""m-Mix's graph rows over many draws of the 10-fold split: a table and a dot plot.
+
+One 10-fold SVM number on MUTAG (188 graphs, 18-19 a fold) moves by 1-2 points with the draw
+of its folds. ``rescore_svm.py --fold-seeds N`` scores a row's finished pretrainings on N
+draws; this script tables, per row, the mean over the draws of each pretraining, their mean
+± sample std over the pretrainings, the spread of single draws, and the paper's number, and
+plots every single draw::
+
+    python experiments/mmix/rescore_svm.py --config=experiments/mmix/graph_mp.py:mutag \\
+        --workdirs W/seed_0 W/seed_1 W/seed_2 --solvers liblinear --fold-seeds 10 --out mp.json
+    python experiments/mmix/fold_draws_table.py --data mutag --rows mvgrl=mvgrl.json mp=mp.json
+
+writes ``experiments/mmix/results/fold_draws_<data><tag>.{json,png}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+import numpy as np
+
+from jaxcl.configs import mmix_graph, mmix_node
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LABELS = {row: label for row, label in mmix_node.ROW_LABELS.items() if row in mmix_graph.ROWS}
+
+
+def load_rescored(path: str, solver: str) -> list[list[float]]:
+    """Per pretraining, the accuracies (%) of its fold draws, from a rescore_svm.py JSON."""
+    if not os.path.isfile(path):
+        raise SystemExit(f"{path}: not found (rescore_svm.py --out writes it)")
+    rows = json.load(open(path))["rows"]
+    draws = []
+    for r in rows:
+        if solver not in r or "over_fold_seeds" not in r[solver]:
+            raise SystemExit(
+                f"{path}: {r['workdir']} has no {solver} fold draws (rescore_svm.py "
+                f"--solvers {solver} --fold-seeds N, N > 1)"
+            )
+        draws.append([100 * m for m in r[solver]["over_fold_seeds"]["means"]])
+    return draws
+
+
+def summarise(draws: list[list[float]]) -> dict:
+    means = [float(np.mean(d)) for d in draws]
+    return {
+        "draws": draws,
+        "per_pretraining": means,
+        "mean": float(np.mean(means)),
+        "std": float(np.std(means, ddof=1)) if len(means) > 1 else 0.0,
+        "single_draw_std": float(np.mean([np.std(d, ddof=1) for d in draws])),
+        "single_draw_range": [float(np.min(draws)), float(np.max(draws))],
+    }
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", required=True, choices=sorted(mmix_graph.PAPER_ACCURACY))
+    parser.add_argument("--rows", nargs="+", required=True, help="row=rescore_svm.json ...")
+    parser.add_argument("--solver", default="liblinear")
+    parser.add_argument("--tag", default="")
+    parser.add_argument("--out", default=os.path.join(HERE, "results"))
+    args = parser.parse_args(argv)
+    paper = mmix_graph.PAPER_ACCURACY[args.data]
+    table = {}
+    for spec in args.rows:
+        row, sep, path = spec.partition("=")
+        if not sep or row not in LABELS:
+            raise SystemExit(f"--rows {spec!r}: expected ROW=JSON with ROW in {sorted(LABELS)}")
+        table[row] = summarise(load_rescored(path, args.solver))
+        table[row]["file"] = path
+        table[row]["paper"] = paper.get(row)
+    print(f"{args.data}: mean over each pretraining's fold draws, then mean ± std over them")
+    print("| row | paper | mean ± std | per pretraining | single draws: std, range |")
+    print("|---|---|---|---|---|")
+    for row, t in table.items():
+        p = "—" if t["paper"] is None else f"{t['paper'][0]:.1f} ± {t['paper'][1]:.1f}"
+        per = ", ".join(f"{m:.2f}" for m in t["per_pretraining"])
+        lo, hi = t["single_draw_range"]
+        print(
+            f"| {LABELS[row]} | {p} | {t['mean']:.2f} ± {t['std']:.2f} | {per} | "
+            f"{t['single_draw_std']:.1f}, [{lo:.1f}, {hi:.1f}] |"
+        )
+    os.makedirs(args.out, exist_ok=True)
+    stem = os.path.join(args.out, f"fold_draws_{args.data}{args.tag}")
+    record = {"data": args.data, "solver": args.solver, "rows": table}
+    with open(stem + ".json", "w") as f:
+        json.dump(record, f, indent=2)
+    plot(table, args.data, stem + ".png")
+    print(f"wrote {stem}.json and .png")
+    return record
+
+
+def plot(table: dict, data: str, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(1.6 + 1.4 * len(table), 4))
+    for i, t in enumerate(table.values()):
+        for k, d in enumerate(t["draws"]):
+            x = i + (k - (len(t["draws"]) - 1) / 2) * 0.12
+            ax.plot([x] * len(d), d, "o", ms=3, alpha=0.5, color=f"C{k}")
+        ax.hlines(t["mean"], i - 0.3, i + 0.3, color="k", label="mean" if i == 0 else None)
+        if t["paper"] is not None:
+            ax.plot(i, t["paper"][0], "r*", ms=10, label="paper" if i == 0 else None)
+    ax.set_xticks(range(len(table)), [LABELS[r] for r in table], rotation=20, ha="right")
+    ax.set_ylabel("10-fold SVM accuracy (%)")
+    ax.set_title(f"{data}: one dot per draw of the folds")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+if __name__ == "__main__":
+    main()
