@@ -201,3 +201,54 @@ def test_switching_early_stopping_on_when_resuming_is_a_named_error(tmp_path):
     training.train_and_evaluate(_grace_config(epochs=2, patience=0), str(tmp_path))
     with pytest.raises(ValueError, match=r"train.early_stopping_patience switched on or off"):
         training.train_and_evaluate(_grace_config(epochs=4, patience=2), str(tmp_path))
+
+
+@dataclasses.dataclass
+class _StateBeforeEarlyStopping:
+    """TrainState's pytree as checkpoints were written before ``best`` existed."""
+
+    step: jax.Array
+    params: dict
+    model_state: dict
+    opt_state: tuple
+    extra: dict
+    nonfinite_step: jax.Array
+    last_loss: jax.Array
+
+
+jax.tree_util.register_dataclass(
+    _StateBeforeEarlyStopping,
+    data_fields=[f.name for f in dataclasses.fields(_StateBeforeEarlyStopping)],
+    meta_fields=[],
+)
+
+
+def test_checkpoints_written_before_early_stopping_existed_still_restore(tmp_path):
+    """Without early stopping a checkpoint holds exactly the fields it held before (no
+    ``best``), so older workdirs resume and load; with it, ``best`` round-trips."""
+    import orbax.checkpoint as ocp
+
+    from jaxcl.training._checkpoint import Checkpointer
+
+    tx = optax.adam(1e-3)
+    params = {"w": jnp.arange(3.0)}
+    state = TrainState.create(params, {}, tx)
+    old = _StateBeforeEarlyStopping(**{f: getattr(state, f) for f in ("step", "params",
+        "model_state", "opt_state", "extra", "nonfinite_step", "last_loss")})  # fmt: skip
+    manager = ocp.CheckpointManager(tmp_path / "old" / "checkpoints")
+    manager.save(7, args=ocp.args.StandardSave(old))
+    manager.wait_until_finished()
+    manager.close()
+    restored = Checkpointer(str(tmp_path / "old"), every_steps=1, keep=1).restore(
+        jax.eval_shape(lambda: state)
+    )
+    assert isinstance(restored, TrainState) and restored.best is None
+    np.testing.assert_array_equal(restored.params["w"], params["w"])
+
+    with_best = dataclasses.replace(state, best=_early_stopping.init(params, {}))
+    ckpt = Checkpointer(str(tmp_path / "new"), every_steps=1, keep=1)
+    ckpt.maybe_save(3, with_best, force=True)
+    ckpt.wait()
+    back = ckpt.restore(jax.eval_shape(lambda: with_best))
+    assert int(back.best["bad_epochs"]) == 0 and float(back.best["loss"]) == np.inf
+    np.testing.assert_array_equal(back.best["params"]["w"], params["w"])

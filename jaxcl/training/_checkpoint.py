@@ -9,6 +9,8 @@ import orbax.checkpoint as ocp
 from absl import logging
 from etils import epath
 
+from jaxcl.training._state import checkpoint_tree, from_checkpoint_tree
+
 
 def _root(workdir: str) -> epath.Path:
     """``workdir`` as an absolute path; URLs (``gs://...``) as they are."""
@@ -40,16 +42,22 @@ class Checkpointer:
         return sorted(self.manager.all_steps())
 
     def restore(self, abstract_state, step: int | None = None):
-        """Checkpoint ``step`` (default the newest), laid out (shapes, dtypes, shardings) like
-        ``abstract_state``."""
+        """The :class:`TrainState` of checkpoint ``step`` (default the newest), laid out
+        (shapes, dtypes, shardings) like ``abstract_state``."""
         step = self.manager.latest_step() if step is None else step
-        state = self.manager.restore(step, args=ocp.args.StandardRestore(abstract_state))
+        target = checkpoint_tree(abstract_state)
+        state = from_checkpoint_tree(
+            self.manager.restore(step, args=ocp.args.StandardRestore(target))
+        )
         logging.info("restored checkpoint of step %d from %s", step, self.directory)
         return state
 
     def maybe_save(self, step: int, state, *, force: bool = False) -> bool:
-        """Saves when ``step`` is on the interval (or ``force``); True if a save started."""
-        return self.manager.save(step, args=ocp.args.StandardSave(state), force=force)
+        """Saves the :class:`TrainState` ``state`` when ``step`` is on the interval (or
+        ``force``); True if a save started."""
+        return self.manager.save(
+            step, args=ocp.args.StandardSave(checkpoint_tree(state)), force=force
+        )
 
     def wait(self) -> None:
         self.manager.wait_until_finished()

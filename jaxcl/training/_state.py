@@ -77,3 +77,18 @@ jax.tree_util.register_dataclass(
     ],
     meta_fields=[],
 )
+
+
+def checkpoint_tree(state: TrainState) -> dict:
+    """The fields of ``state`` as the dict a checkpoint holds: ``best`` only where early
+    stopping keeps one, so that a run without it writes (and reads) the checkpoints of the
+    versions before ``best`` existed."""
+    tree = {f.name: getattr(state, f.name) for f in dataclasses.fields(state)}
+    if tree["best"] is None:
+        del tree["best"]
+    return tree
+
+
+def from_checkpoint_tree(tree: dict) -> TrainState:
+    """The inverse of :func:`checkpoint_tree`."""
+    return TrainState(**{"best": None, **tree})
