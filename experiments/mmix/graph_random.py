@@ -23,7 +23,9 @@ Scored along training as m-Mix's graph script does (``--config.repeats=3
 191 and the last, fresh folds each time; 2026-11-27, 2 AMD EPYC cores, two runs at a time;
 ``experiments/mmix/graph_curves.py``, README's m-Mix section): MUTAG (``:mutag``, commit 8686a09)
 last epoch 86.7 ± 0.0 (86.7, 86.7, 86.7), the curve's maximum 88.7 ± 0.3 (88.3, 88.9, 88.8; epochs
-21, 1, 1), 19 min 49 s for the three.
+21, 1, 1), 19 min 49 s for the three; PTC_MR (``:ptc_mr``, commit 1ab0ba4) last epoch 57.1 ± 3.2
+(54.9, 55.6, 60.8), the curve's maximum 61.3 ± 2.1 (59.3, 61.3, 63.4; epochs 71, 151, 151),
+67 min 52 s for the three.
 
 Earlier, with the atom labels alone (``--config.data.node_features=tags``, the default up to
 commit 4ba667f): measured on MUTAG (``:mutag,cpu``, 40 epochs, 3 pretrainings, 10-fold linear

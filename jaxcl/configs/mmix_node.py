@@ -16,7 +16,8 @@ decay; ``tau = 1``; the full graph every step for a fixed number of epochs (the 
 2000 with early stopping; the official script's stop is commented out, but it still saves
 the parameters of the lowest training loss and evaluates those after its 2000 epochs: with
 ``--config.train.epochs=2000 --config.train.early_stopping_patience=2000``, or with the
-paper's early stopping by its patience of 20, ``--config.train.early_stopping_patience=20``).
+paper's early stopping, whose patience Appendix A gives as 30,
+``--config.train.early_stopping_patience=30``).
 Evaluation:
 the public Planetoid split, MVGRL's classifier as the official code runs it (the mean of 50
 logistic regressions, 300 Adam steps each on the raw embeddings, the last step; see
