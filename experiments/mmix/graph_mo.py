@@ -24,6 +24,9 @@ Scored along training as m-Mix's graph script does (``--config.repeats=3
 ``experiments/mmix/graph_curves.py``, README's m-Mix section): MUTAG (``:mutag``, commit 8686a09)
 last epoch 84.9 ± 0.4 (85.1, 85.1, 84.4), the curve's maximum 88.9 ± 0.6 (88.9, 88.2, 89.4; epochs
 171, 71, 71), 22 min 37 s for the three.
+The MUTAG curve runs' last epoch on 10 draws of the folds (``rescore_svm.py --fold-seeds 10``,
+commit f6f9f6c; ``fold_draws_table.py``, README's m-Mix section):
+86.18 ± 0.20 (86.22, 85.96, 86.36).
 
 Earlier, with the atom labels alone (``--config.data.node_features=tags``, the default up to
 commit 4ba667f): measured on MUTAG (``:mutag,cpu``, 40 epochs, 3 pretrainings, 10-fold linear

@@ -24,6 +24,9 @@ Scored along training as m-Mix's graph script does (``--config.repeats=3
 ``experiments/mmix/graph_curves.py``, README's m-Mix section): MUTAG (``:mutag``, commit 8686a09)
 last epoch 86.0 ± 1.3 (84.6, 86.1, 87.2), the curve's maximum 89.0 ± 0.9 (88.9, 88.2, 89.9; epochs
 21, 51, 71), 23 min 13 s for the three.
+The MUTAG curve runs' last epoch on 10 draws of the folds (``rescore_svm.py --fold-seeds 10``,
+commit f6f9f6c; ``fold_draws_table.py``, README's m-Mix section):
+86.10 ± 0.26 (86.23, 85.80, 86.26).
 
 Earlier, with the atom labels alone (``--config.data.node_features=tags``, the default up to
 commit 4ba667f): measured on MUTAG (``:mutag,cpu``, 40 epochs, 3 pretrainings, 10-fold linear
