@@ -50,8 +50,8 @@ TRAINING = {
         # SimCLR step 2x faster on 2 cores); jaxcl.training.eigen_cpu_convolutions.
         "eigen_cpu_convolutions": True,
         # > 0: stop after this many epochs in a row without a lower mean training loss and
-        # evaluate the best epoch's parameters (MVGRL's and m-Mix's code: 20); node and graph
-        # tasks. train.epochs is then the most epochs. 0 = off.
+        # evaluate the best epoch's parameters (MVGRL's code: 20; m-Mix's paper: 30); node
+        # and graph tasks. train.epochs is then the most epochs. 0 = off.
         "early_stopping_patience": 0,
     },
 }

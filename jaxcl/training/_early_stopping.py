@@ -1,4 +1,5 @@
-"""Early stopping on the training loss, as MVGRL's and m-Mix's code train (patience 20).
+"""Early stopping on the training loss, as MVGRL's code trains (patience 20; m-Mix's paper
+names 30, and its node script keeps the lowest-loss parameters without stopping).
 
 After each epoch the epoch's mean training loss is compared with the lowest so far: a lower
 one (strictly) becomes the best, and a copy of the parameters and model state is kept; else
