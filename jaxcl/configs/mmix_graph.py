@@ -32,7 +32,11 @@ them; it keeps no last-epoch score and does not say which point of the curve the
 took. We report the last epoch. ``--config.eval.curve_every_epochs=10
 --config.eval.folds_per_epoch=True`` scores the same curve (after epochs 1, 11, ..., 191 and
 the last) and reports its maximum beside the result; ``experiments/mmix/graph_curves.py``
-tables and plots it (measured: README, m-Mix section).
+tables and plots it (measured: README, m-Mix section). One 10-fold number on MUTAG moves by
+1-2 points with the draw of its folds: ``--config.eval.fold_draws=10`` scores each evaluation
+on 10 draws and reports their mean (``rescore_svm.py --fold-seeds 10`` for finished runs;
+MUTAG's rows over 10 draws: README). MVGRL's code's early stopping (patience 20, the
+lowest-loss epoch evaluated): ``--config.train.early_stopping_patience=20``.
 
 Variants: none (paper scale), ``cpu`` (what the 2-core development machine affords: 40
 epochs, 3 repeats; the MVGRL row is unchanged, its 40 epochs are MVGRL's default) and
