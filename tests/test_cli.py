@@ -34,7 +34,8 @@ def _main(*args, cwd=ROOT):
             [f"--config={TINY}", "--config.train.nope=1"],
             [
                 "--config.train.nope: this config has no key 'nope' under config.train; keys "
-                "there: ['batch_size', 'checkpoint_every_steps', 'eigen_cpu_convolutions'"
+                "there: ['batch_size', 'checkpoint_every_steps', 'early_stopping_patience', "
+                "'eigen_cpu_convolutions'"
             ],
         ),  # fmt: skip
         (

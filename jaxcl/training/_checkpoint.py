@@ -46,9 +46,16 @@ class Checkpointer:
         (shapes, dtypes, shardings) like ``abstract_state``."""
         step = self.manager.latest_step() if step is None else step
         target = checkpoint_tree(abstract_state)
-        state = from_checkpoint_tree(
-            self.manager.restore(step, args=ocp.args.StandardRestore(target))
-        )
+        try:
+            restored = self.manager.restore(step, args=ocp.args.StandardRestore(target))
+        except ValueError as err:
+            raise ValueError(
+                f"{self.directory}: the checkpoint of step {step} does not fit this run's "
+                "train state. A run cannot be resumed with train.early_stopping_patience "
+                "switched on or off since it was written (the state then has another "
+                f"structure), nor with another model or method: use a new --workdir. Orbax: {err}"
+            ) from err
+        state = from_checkpoint_tree(restored)
         logging.info("restored checkpoint of step %d from %s", step, self.directory)
         return state
 

@@ -18,6 +18,7 @@ import dataclasses
 
 import jax
 import jax.numpy as jnp
+from absl import logging
 
 
 def init(params, model_state) -> dict:
@@ -73,6 +74,31 @@ def stopped(state, patience: int) -> bool:
     """Whether ``patience`` epochs in a row have passed without a lower loss (reads one
     counter from the device)."""
     return int(jax.device_get(state.best["bad_epochs"])) >= patience
+
+
+def stop_now(state, patience: int, epoch: int) -> bool:
+    """Whether early stopping (``patience`` > 0) ends training after ``epoch`` (logged)."""
+    if not patience or not stopped(state, patience):
+        return False
+    s = summary(state)
+    logging.info(
+        "early stopping after epoch %d: no lower training loss for %d epochs; the best, "
+        "epoch %d (loss %.6g), is evaluated",
+        *(epoch, patience, s["best_epoch"], s["best_loss"]),
+    )
+    return True
+
+
+def results(state, steps_per_epoch: int, total_steps: int) -> dict:
+    """What a run's results add: the best epoch and loss, the epochs trained, whether it
+    stopped before ``total_steps``."""
+    s, steps = summary(state), int(jax.device_get(state.step))
+    return {
+        "early_stopping_best_epoch": s["best_epoch"],
+        "early_stopping_best_loss": s["best_loss"],
+        "epochs_trained": steps // max(1, steps_per_epoch),
+        "early_stopped": steps < total_steps,
+    }
 
 
 def summary(state) -> dict:

@@ -264,16 +264,7 @@ def _run(config, workdir, method, mesh) -> dict:
     )
     checkpointer = run.checkpointer(workdir)
     if checkpointer.latest_step() is not None:
-        try:
-            state = checkpointer.restore(run.abstract_state)
-        except ValueError as err:
-            raise ValueError(
-                f"{checkpointer.directory}: the checkpoint of step {checkpointer.latest_step()} "
-                "does not fit this run's train state. A run cannot be resumed with "
-                "train.early_stopping_patience switched on or off since it was written (the "
-                "state then has another structure), nor with another model or method: use a "
-                f"new --workdir. Orbax: {err}"
-            ) from err
+        state = checkpointer.restore(run.abstract_state)
     else:
         state = jax.jit(run.init_state, out_shardings=run.shardings)()
     start_step = int(jax.device_get(state.step))
@@ -315,14 +306,8 @@ def _run(config, workdir, method, mesh) -> dict:
     steps_taken = int(jax.device_get(state.step))
     final_kw, stopping = {}, {}
     if state.best is not None:  # early stopping: evaluate the best epoch's parameters
-        summary = _early_stopping.summary(state)
-        stopping = {
-            "early_stopping_best_epoch": summary["best_epoch"],
-            "early_stopping_best_loss": summary["best_loss"],
-            "epochs_trained": steps_taken // max(1, steps_per_epoch),
-            "early_stopped": steps_taken < total_steps,
-        }
-        final_kw["epoch"] = summary["best_epoch"]
+        stopping = _early_stopping.results(state, steps_per_epoch, total_steps)
+        final_kw["epoch"] = stopping["early_stopping_best_epoch"]
         state = _early_stopping.best_state(state)
     results = {
         "method": method.name,
@@ -397,25 +382,10 @@ class _Loop:
             "data as well as the learning rate."
         )
 
-    def stop_early(self, state, epoch: int) -> bool:
-        """Whether early stopping ends training after ``epoch`` (logged when it does)."""
-        if not self.patience or not _early_stopping.stopped(state, self.patience):
-            return False
-        s = _early_stopping.summary(state)
-        logging.info(
-            "early stopping after epoch %d: no lower training loss for %d epochs; the best, "
-            "epoch %d (loss %.6g), is evaluated",
-            epoch,
-            self.patience,
-            s["best_epoch"],
-            s["best_loss"],
-        )
-        return True
-
     def run(self, state, train_step, key, features_of, history):
         cfg, task = self.config.train, self.task
         steps_per_epoch = task.steps_per_epoch
-        if self.stop_early(state, self.start // max(1, steps_per_epoch)):
+        if _early_stopping.stop_now(state, self.patience, self.start // max(1, steps_per_epoch)):
             return state  # a stopped run, rerun: nothing left to train
         end_epoch = jax.jit(_early_stopping.end_epoch, donate_argnums=0) if self.patience else None
         batches = iter(())
@@ -432,7 +402,7 @@ class _Loop:
             if end_epoch is not None and epoch_end:
                 # before this step's checkpoint, which must hold the updated bookkeeping
                 state = end_epoch(state, np.int32(epoch_done))
-            stop = epoch_end and self.stop_early(state, epoch_done)
+            stop = epoch_end and _early_stopping.stop_now(state, self.patience, epoch_done)
             if done % cfg.log_every_steps == 0 or done == self.total or stop:
                 self.flush(done)
                 self.check_finite(state, done)
