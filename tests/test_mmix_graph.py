@@ -430,3 +430,13 @@ def test_fold_draws_table_averages_each_pretrainings_draws_then_over_pretraining
         table.main(["--data", "mutag", "--rows", f"mp={single}", "--out", str(out)])
     with pytest.raises(SystemExit, match="expected ROW=JSON"):
         table.main(["--data", "mutag", "--rows", f"gin={a}", "--out", str(out)])
+
+
+def test_fold_draw_seeds_are_consecutive_and_stay_below_two_to_the_32():
+    """A per-epoch fold seed (SeedSequence's uint32) may sit just below 2**32: its draws wrap
+    to 0, 1, ... rather than reach a seed liblinear rejects."""
+    from jaxcl.training._graph_task import draw_seeds
+
+    assert draw_seeds(4, 3) == [4, 5, 6]
+    assert draw_seeds(2**32 - 2, 4) == [2**32 - 2, 2**32 - 1, 0, 1]
+    assert draw_seeds(7, 1) == [7]

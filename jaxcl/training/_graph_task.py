@@ -146,6 +146,12 @@ def _load(config, node_features: str | None = None) -> data_lib.GraphDataset:
         raise ConfigError(f"config.data.synthetic_scale = {cfg.synthetic_scale!r}: {e}") from e
 
 
+def draw_seeds(first: int, draws: int) -> list[int]:
+    """Fold seeds ``first, first + 1, ...`` of ``draws`` draws, wrapped below 2**32 (the
+    largest seed liblinear and NumPy take; ``_fold_seed`` may start just below it)."""
+    return [(first + k) % 2**32 for k in range(draws)]
+
+
 class GraphClassificationTask:
     """Padded batches of graphs; frozen graph embeddings judged by 10-fold cross-validation.
 
@@ -267,8 +273,8 @@ class GraphClassificationTask:
     def evaluate(self, features_fn, epoch: int) -> dict:
         x = self.embeddings(features_fn)
         draws = self.config.eval.get("fold_draws", 1)
-        first = self._fold_seed(epoch)
-        runs = [self._cross_validate(x, first + k) for k in range(draws)]
+        seeds = draw_seeds(self._fold_seed(epoch), draws)
+        runs = [self._cross_validate(x, seed) for seed in seeds]
         if draws == 1:
             return {"cv_top1": float(runs[0]["mean"]), "cv_top1_std": float(runs[0]["std"])}
         means = [r["mean"] for r in runs]
