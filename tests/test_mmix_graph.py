@@ -394,14 +394,17 @@ def test_fold_draws_average_the_protocol_over_consecutive_fold_seeds(tmp_path, m
     assert entry["cv_top1_draw_std"] == pytest.approx(np.std(means, ddof=1), abs=1e-12)
     folds = np.concatenate([out["per_fold"] for _, out in calls])
     assert entry["cv_top1_std"] == pytest.approx(np.std(folds), abs=1e-12)
+    # each draw's estimate, in the history and in the results (for fold_draws_table.py)
+    assert entry["cv_top1_draws"] == pytest.approx(means, abs=1e-12)
+    assert r["per_epoch_fold_draw_top1"] == [entry["cv_top1_draws"]]
     c.eval.fold_draws = 0
     with pytest.raises(training.ConfigError, match=r"eval.fold_draws = 0"):
         training.validate(c)
 
 
 def test_fold_draws_table_averages_each_pretrainings_draws_then_over_pretrainings(tmp_path):
-    """rescore_svm.py JSONs of two rows: per pretraining the mean of its draws, then mean and
-    sample std over pretrainings; rows without draws are named."""
+    """rescore_svm.py JSONs of two rows (or a run's results.json): per pretraining the mean of
+    its draws, then mean and sample std over pretrainings; rows without draws are named."""
 
     def rescored(path, draws):
         rows = [
@@ -424,6 +427,17 @@ def test_fold_draws_table_averages_each_pretrainings_draws_then_over_pretraining
     assert tuple(mvgrl["paper"]) == mmix_graph.PAPER_ACCURACY["mutag"]["mvgrl"]
     assert r["rows"]["mp"]["std"] == 0.0 and r["rows"]["mp"]["mean"] == pytest.approx(62.0)
     assert (out / "fold_draws_mutag.json").exists() and (out / "fold_draws_mutag.png").exists()
+    # a run's own results.json (eval.fold_draws > 1): its pretrainings' draws under "runs"
+    run = tmp_path / "run.json"
+    run.write_text(
+        json.dumps({"runs": [{"per_epoch_fold_draw_top1": [d]} for d in ([0.8, 0.9], [0.7, 0.8])]})
+    )
+    from_run = table.main(["--data", "mutag", "--rows", f"mo={run}", "--out", str(out)])
+    assert from_run["rows"]["mo"]["per_pretraining"] == pytest.approx([85.0, 75.0])
+    lone = tmp_path / "lone.json"
+    lone.write_text(json.dumps({"runs": [{"test_top1": 0.8}]}))
+    with pytest.raises(SystemExit, match="has no fold draws"):
+        table.main(["--data", "mutag", "--rows", f"mo={lone}", "--out", str(out)])
     single = tmp_path / "single.json"
     single.write_text(json.dumps({"rows": [{"workdir": "w", "liblinear": {"mean": 0.8}}]}))
     with pytest.raises(SystemExit, match="has no liblinear fold draws"):

@@ -28,10 +28,22 @@ LABELS = {row: label for row, label in mmix_node.ROW_LABELS.items() if row in mm
 
 
 def load_rescored(path: str, solver: str) -> list[list[float]]:
-    """Per pretraining, the accuracies (%) of its fold draws, from a rescore_svm.py JSON."""
+    """Per pretraining, the accuracies (%) of its fold draws, from a rescore_svm.py JSON or
+    from the results.json of a run made with ``--config.eval.fold_draws=N`` (its last epoch)."""
     if not os.path.isfile(path):
-        raise SystemExit(f"{path}: not found (rescore_svm.py --out writes it)")
-    rows = json.load(open(path))["rows"]
+        raise SystemExit(f"{path}: not found (rescore_svm.py --out or a run writes it)")
+    found = json.load(open(path))
+    if "runs" in found:  # a run's results.json (run_repeats)
+        draws = []
+        for k, r in enumerate(found["runs"]):
+            if "per_epoch_fold_draw_top1" not in r:
+                raise SystemExit(
+                    f"{path}: run {k} has no fold draws (run it with --config.eval.fold_draws=N,"
+                    " N > 1)"
+                )
+            draws.append([100 * m for m in r["per_epoch_fold_draw_top1"][-1]])
+        return draws
+    rows = found["rows"]
     draws = []
     for r in rows:
         if solver not in r or "over_fold_seeds" not in r[solver]:
@@ -58,7 +70,9 @@ def summarise(draws: list[list[float]]) -> dict:
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", required=True, choices=sorted(mmix_graph.PAPER_ACCURACY))
-    parser.add_argument("--rows", nargs="+", required=True, help="row=rescore_svm.json ...")
+    parser.add_argument(
+        "--rows", nargs="+", required=True, help="row=JSON ...: rescore_svm.py's or a run's"
+    )
     parser.add_argument("--solver", default="liblinear")
     parser.add_argument("--tag", default="")
     parser.add_argument("--out", default=os.path.join(HERE, "results"))

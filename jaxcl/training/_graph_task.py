@@ -283,6 +283,7 @@ class GraphClassificationTask:
             # over every fold of every draw
             "cv_top1_std": float(np.std(np.concatenate([r["per_fold"] for r in runs]))),
             "cv_top1_draw_std": float(np.std(means, ddof=1)),
+            "cv_top1_draws": [float(m) for m in means],  # kept in the history, not logged
         }
 
     def _cross_validate(self, x: np.ndarray, seed: int) -> dict:
@@ -320,6 +321,8 @@ class GraphClassificationTask:
             "per_epoch_top1": scores,
             "evaluated_epochs": [h["epoch"] for h in last],
         }
+        if all("cv_top1_draws" in h for h in last):  # eval.fold_draws > 1: each draw's mean
+            out["per_epoch_fold_draw_top1"] = [h["cv_top1_draws"] for h in last]
         if self.method.pretrains and self.config.eval.get("curve_every_epochs", 0):
             best = max(curve, key=lambda h: h["cv_top1"])  # the first of equal maxima
             out.update(

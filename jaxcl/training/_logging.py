@@ -21,6 +21,12 @@ def make_writer(workdir: str):
     )
 
 
+def scalars(scores: dict) -> dict:
+    """The numbers of an evaluation, for the metric writer (a task may add lists for the run's
+    history, e.g. the graph task's ``cv_top1_draws``)."""
+    return {k: v for k, v in scores.items() if not isinstance(v, list | tuple)}
+
+
 def _duration(seconds: float) -> str:
     seconds = int(round(seconds))
     hours, rest = divmod(seconds, 3600)

@@ -412,7 +412,7 @@ class _Loop:
             if epoch_end and task.evaluate_at(epoch_done):
                 self.check_finite(state, done)
                 scores = task.evaluate(features_of(state), epoch_done)
-                self.writer.write_scalars(done, scores)
+                self.writer.write_scalars(done, _logging.scalars(scores))
                 logging.info("epoch %d: %s", epoch_done, scores)
                 history.append(epoch_done, scores)
             if stop:
