@@ -434,6 +434,17 @@ def test_fold_draws_table_averages_each_pretrainings_draws_then_over_pretraining
     )
     from_run = table.main(["--data", "mutag", "--rows", f"mo={run}", "--out", str(out)])
     assert from_run["rows"]["mo"]["per_pretraining"] == pytest.approx([85.0, 75.0])
+    # variants of one row side by side, each labelled and against the row's paper number
+    rows = [f"mp/width 32={run}", f"mp/width 512={b}", "--tag", "_w"]
+    variants = table.main(["--data", "mutag", "--rows", *rows, "--out", str(out)])["rows"]
+    assert [v["label"] for v in variants.values()] == [
+        "+ mp-mix (width 32)",
+        "+ mp-mix (width 512)",
+    ]
+    assert variants["mp/width 512"]["paper"] == variants["mp/width 32"]["paper"]
+    assert (out / "fold_draws_mutag_w.png").exists()
+    with pytest.raises(SystemExit, match="once each"):
+        table.main(["--data", "mutag", "--rows", f"mp={b}", f"mp={b}", "--out", str(out)])
     lone = tmp_path / "lone.json"
     lone.write_text(json.dumps({"runs": [{"test_top1": 0.8}]}))
     with pytest.raises(SystemExit, match="has no fold draws"):

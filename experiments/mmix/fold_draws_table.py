@@ -10,7 +10,9 @@ plots every single draw::
         --workdirs W/seed_0 W/seed_1 W/seed_2 --solvers liblinear --fold-seeds 10 --out mp.json
     python experiments/mmix/fold_draws_table.py --data mutag --rows mvgrl=mvgrl.json mp=mp.json
 
-writes ``experiments/mmix/results/fold_draws_<data><tag>.{json,png}``.
+writes ``experiments/mmix/results/fold_draws_<data><tag>.{json,png}``. ``ROW/VARIANT=JSON``
+tables several runs of one row side by side (e.g. ``mp/width 32=... mp/width 512=...
+--tag _mp_width``), each against the row's paper number.
 """
 
 from __future__ import annotations
@@ -55,6 +57,10 @@ def load_rescored(path: str, solver: str) -> list[list[float]]:
     return draws
 
 
+def _label(row: str, variant: str) -> str:
+    return LABELS[row] + (f" ({variant})" if variant else "")
+
+
 def summarise(draws: list[list[float]]) -> dict:
     means = [float(np.mean(d)) for d in draws]
     return {
@@ -80,21 +86,24 @@ def main(argv=None) -> dict:
     paper = mmix_graph.PAPER_ACCURACY[args.data]
     table = {}
     for spec in args.rows:
-        row, sep, path = spec.partition("=")
-        if not sep or row not in LABELS:
-            raise SystemExit(f"--rows {spec!r}: expected ROW=JSON with ROW in {sorted(LABELS)}")
-        table[row] = summarise(load_rescored(path, args.solver))
-        table[row]["file"] = path
-        table[row]["paper"] = paper.get(row)
+        name, sep, path = spec.partition("=")
+        row, _, variant = name.partition("/")
+        if not sep or row not in LABELS or name in table:
+            raise SystemExit(
+                f"--rows {spec!r}: expected ROW=JSON or ROW/VARIANT=JSON (once each) with ROW "
+                f"in {sorted(LABELS)}"
+            )
+        table[name] = summarise(load_rescored(path, args.solver))
+        table[name].update(file=path, paper=paper.get(row), label=_label(row, variant))
     print(f"{args.data}: mean over each pretraining's fold draws, then mean ± std over them")
     print("| row | paper | mean ± std | per pretraining | single draws: std, range |")
     print("|---|---|---|---|---|")
-    for row, t in table.items():
+    for t in table.values():
         p = "—" if t["paper"] is None else f"{t['paper'][0]:.1f} ± {t['paper'][1]:.1f}"
         per = ", ".join(f"{m:.2f}" for m in t["per_pretraining"])
         lo, hi = t["single_draw_range"]
         print(
-            f"| {LABELS[row]} | {p} | {t['mean']:.2f} ± {t['std']:.2f} | {per} | "
+            f"| {t['label']} | {p} | {t['mean']:.2f} ± {t['std']:.2f} | {per} | "
             f"{t['single_draw_std']:.1f}, [{lo:.1f}, {hi:.1f}] |"
         )
     os.makedirs(args.out, exist_ok=True)
@@ -121,7 +130,7 @@ def plot(table: dict, data: str, path: str) -> None:
         ax.hlines(t["mean"], i - 0.3, i + 0.3, color="k", label="mean" if i == 0 else None)
         if t["paper"] is not None:
             ax.plot(i, t["paper"][0], "r*", ms=10, label="paper" if i == 0 else None)
-    ax.set_xticks(range(len(table)), [LABELS[r] for r in table], rotation=20, ha="right")
+    ax.set_xticks(range(len(table)), [t["label"] for t in table.values()], rotation=20, ha="right")
     ax.set_ylabel("10-fold SVM accuracy (%)")
     ax.set_title(f"{data}: one dot per draw of the folds")
     ax.legend(loc="lower right")
