@@ -122,6 +122,76 @@ def test_mvgrl_graph_loss_is_local_global_jsd_both_ways():
     np.testing.assert_allclose(feats, model.graph_head(ga) + model.graph_head(gb), rtol=1e-6)
 
 
+def _official_local_global(l_enc, g_enc, counts, max_nodes):
+    """MVGRL's ``local_global_loss_`` ('JSD') transcribed: rows ``idx * max_nodes + m`` and
+    beyond are masked against their own graph only."""
+    num_graphs, num_nodes = g_enc.shape[0], l_enc.shape[0]
+    batch = np.repeat(np.arange(num_graphs), max_nodes)
+    pos_mask, neg_mask = np.zeros((num_nodes, num_graphs)), np.ones((num_nodes, num_graphs))
+    pos_mask[np.arange(num_nodes), batch], neg_mask[np.arange(num_nodes), batch] = 1.0, 0.0
+    msk = np.ones((num_nodes, num_graphs))
+    for idx, m in enumerate(counts):
+        msk[idx * max_nodes + m : idx * max_nodes + max_nodes, idx] = 0.0
+    res = l_enc @ g_enc.T * msk
+    sp = lambda x: np.logaddexp(0.0, x)  # noqa: E731
+    e_pos = (np.log(2) - sp(-(res * pos_mask))).sum() / num_nodes
+    q = res * neg_mask
+    e_neg = (sp(-q) + q - np.log(2)).sum() / (num_nodes * (num_graphs - 1))
+    return e_neg - e_pos
+
+
+def test_dense_padding_is_mvgrls_code_on_its_padded_dense_batches():
+    """dense_padding=True: readout, loss and features equal MVGRL's code run on dense batches
+    with every graph padded by zero rows to the data set's largest graph (biases made non-zero,
+    so that the padded rows' PReLU(b) matters); without the option the loss differs."""
+    ds = _toy(4)
+    method = methods.MVGRLGraph(_config("mvgrl_graph", dense_padding=True))
+    model = method.build(methods.DataSpec("graph", 3, 2), nnx.Rngs(0))
+    rng = np.random.default_rng(0)
+    for encoder in (model.adjacency, model.diffusion):
+        for layer in encoder.layers:
+            bias = layer.layers[0].bias
+            bias[...] = jnp.asarray(rng.normal(size=bias.shape), jnp.float32)
+    batch = _batch(method, ds)
+    big = max(g.num_nodes for g in ds.graphs)
+    assert method.max_nodes == big and len({g.num_nodes for g in ds.graphs}) > 1
+
+    def dense_view(encoder, which):  # [graphs, big, width] last states, [graphs, sum widths]
+        states, readouts = [], []
+        for g in ds.graphs:
+            n = g.num_nodes
+            p = np.zeros((big, big))
+            p[:n, :n] = _dense_ppr(g)[which]
+            h = np.zeros((big, g.node_features.shape[1]))
+            h[:n] = g.node_features
+            sums = []
+            for layer in encoder.layers:
+                lin = layer.layers[0]
+                h = p @ (h @ np.asarray(lin.linear.kernel[...])) + np.asarray(lin.bias[...])
+                h = np.where(h > 0, h, float(np.asarray(layer.prelu.negative_slope[...])) * h)
+                sums.append(h.sum(0))
+            states.append(h)
+            readouts.append(np.concatenate(sums))
+        return np.stack(states), np.stack(readouts)
+
+    (la, ga), (lb, gb) = dense_view(model.adjacency, 1), dense_view(model.diffusion, 0)
+    head = lambda f, x: np.asarray(f(jnp.asarray(x, jnp.float32)), np.float64)  # noqa: E731
+    counts = [g.num_nodes for g in ds.graphs]
+    want = _official_local_global(
+        head(model.node_head, la.reshape(-1, la.shape[-1])), head(model.graph_head, gb), counts, big
+    ) + _official_local_global(
+        head(model.node_head, lb.reshape(-1, lb.shape[-1])), head(model.graph_head, ga), counts, big
+    )
+    loss, _ = method.loss(model, batch, jax.random.key(0), {})
+    np.testing.assert_allclose(loss, want, rtol=1e-4)
+    got = np.asarray(method.features(model, batch))[: len(ds.graphs)]
+    feats = head(model.graph_head, ga) + head(model.graph_head, gb)
+    np.testing.assert_allclose(got, feats, rtol=1e-4, atol=1e-4)
+    method.hp.dense_padding = False
+    plain, _ = method.loss(model, batch, jax.random.key(0), {})
+    assert abs(float(plain) - float(want)) > 1e-3
+
+
 @pytest.mark.parametrize("objective", ["both", "node", "graph"])
 def test_mmix_graph_loss_is_eq_9_with_neighbour_mixing(objective):
     ds = _toy(3)

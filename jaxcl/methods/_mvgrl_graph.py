@@ -23,6 +23,7 @@ from jaxcl.methods._mmix import (
     mix_with,
     with_diversity,
 )
+from jaxcl.methods._mvgrl_dense import dense_padding_jsd
 
 # Columns of a two-view batch's ``edges``: the diffusion weight S[i, j] and 1 for an edge of
 # the graph itself.
@@ -82,7 +83,11 @@ class LayerwiseGCN(nnx.Module):
         self.normalize = normalize
         self.slabs = slabs
 
-    def __call__(self, batch: jraph.GraphsTuple):
+    def __call__(self, batch: jraph.GraphsTuple, pad_rows: jax.Array | None = None):
+        """``(last layer's node states, graph readouts)``. ``pad_rows``: optional float
+        ``[n_graph]``: per graph, zero rows that the official code's dense batches append (see
+        :class:`MVGRLGraph`'s ``dense_padding``). Such a row has no edges, so every layer
+        maps it to ``act(b)``, and the readout gains ``pad_rows * act(b)`` per layer."""
         real = graphs.padding_masks(batch)
         edges = batch.edges
         if self.normalize:
@@ -106,7 +111,14 @@ class LayerwiseGCN(nnx.Module):
         for layer in self.layers:
             h = layer(plain._replace(nodes=h), node_mask=real.nodes, **kw)
             pooled.append(graphs.pool_nodes(batch, h, node_mask=real.nodes, reduction="sum"))
+            if pad_rows is not None:
+                pooled[-1] = pooled[-1] + pad_rows[:, None] * self.pad_state(layer)
         return h, jnp.concatenate(pooled, axis=-1)
+
+    @staticmethod
+    def pad_state(layer: models.GCN) -> jax.Array:
+        """``act(b)``: the state of a row without edges or features after ``layer``."""
+        return layer.act(layer.layers[0].bias[...])
 
 
 class MVGRLGraphModel(nnx.Module):
@@ -190,14 +202,17 @@ class MVGRLGraph(_TwoViews):
 
     Differences from the official code (kavehhassani/mvgrl ``graph/train.py``): the heads use
     ReLU (this project's InfoGraph ``FeedForward``) where MVGRL's use PReLU; the JSD normalisers
-    count real nodes only (the code divides by the padded node count); a fixed number of epochs,
-    evaluated after the last (the code keeps the epoch of lowest training loss, patience 20:
-    ``--config.train.early_stopping_patience=20 --config.eval.last_epochs=1``); the readout sums
-    real nodes only (the code's dense batches sum all ``max_nodes`` rows, and a padded row's
-    output is ``PReLU(bias)`` in every layer, so each graph embedding carries ``(max_nodes - n)
-    PReLU(b_l)``, a term in the graph's size). The code's ``__main__`` runs a grid (layers 2 / 8
-    / 12, batch 32-256, epochs 20 / 40 / 100, 5 seeds each) and the paper does not say which
-    cell it reports. Node features are the data's (``config.data.node_features``); the code's
+    count real nodes only; a fixed number of epochs, evaluated after the last (the code keeps
+    the epoch of lowest training loss, patience 20: ``--config.train.early_stopping_patience=20
+    --config.eval.last_epochs=1``); the readout sums real nodes only. The code's dense batches
+    pad every graph with zero rows to the data set's largest graph (``max_nodes``): a padded
+    row's output is ``PReLU(bias)`` in every layer, so each graph embedding carries
+    ``(max_nodes - n) PReLU(b_l)``, a term in the graph's size, and its loss keeps the padded
+    rows as negatives against the batch's other graphs and counts ``max_nodes`` rows per graph
+    in both normalisers. ``dense_padding=True`` does what the code does there, in readout, loss
+    and evaluation, without materialising the rows. The code's ``__main__`` runs a grid (layers
+    2 / 8 / 12, batch 32-256, epochs 20 / 40 / 100, 5 seeds each) and the paper does not say
+    which cell it reports. Node features are the data's (``config.data.node_features``); the code's
     ``graph/dataset.py`` makes them the label one-hot followed by the degree one-hot
     (``'tags+degree'``), or the degree alone for unlabelled sets.
 
@@ -207,7 +222,7 @@ class MVGRLGraph(_TwoViews):
     """
 
     name = "mvgrl_graph"
-    defaults = {"alpha": 0.2, "sparse_layout": "auto"}
+    defaults = {"alpha": 0.2, "sparse_layout": "auto", "dense_padding": False}
 
     def build(self, spec, rngs):
         w, d = self.config.model.encoder_width, self.config.model.encoder_depth
@@ -215,22 +230,50 @@ class MVGRLGraph(_TwoViews):
         ff = lambda n_in: models.FeedForward(n_in, width=w, depth=3, shortcut=True, rngs=rngs)  # noqa: E731
         return MVGRLGraphModel(adjacency, diffusion, node_head=ff(w), graph_head=ff(w * d))
 
+    def _pad_rows(self, batch: jraph.GraphsTuple) -> jax.Array | None:
+        """Per graph, the zero rows that pad it to the data set's largest graph (or None)."""
+        if not self.hp.dense_padding:
+            return None
+        real = graphs.padding_masks(batch)
+        return jnp.where(real.graphs, self.max_nodes - batch.n_node, 0).astype(jnp.float32)
+
     def loss(self, model, batch, key, extra):
         del key
         self.check_batch(batch)
         real = graphs.padding_masks(batch)
         ids = graphs.node_graph_ids(batch)
-        nodes_a, graphs_a = model.adjacency(batch)
-        nodes_b, graphs_b = model.diffusion(batch)
-        kw = dict(node_mask=real.nodes, graph_mask=real.graphs)
-        loss = losses.local_global_jsd(
-            model.node_head(nodes_a), model.graph_head(graphs_b), ids, **kw
-        ) + losses.local_global_jsd(model.node_head(nodes_b), model.graph_head(graphs_a), ids, **kw)
+        pads = self._pad_rows(batch)
+        nodes_a, graphs_a = model.adjacency(batch, pads)
+        nodes_b, graphs_b = model.diffusion(batch, pads)
+        if pads is None:
+            kw = dict(node_mask=real.nodes, graph_mask=real.graphs)
+            loss = losses.local_global_jsd(
+                model.node_head(nodes_a), model.graph_head(graphs_b), ids, **kw
+            ) + losses.local_global_jsd(
+                model.node_head(nodes_b), model.graph_head(graphs_a), ids, **kw
+            )
+            return loss, {"loss": loss}
+        loss = 0.0
+        for view, nodes, other_graphs in (
+            (model.adjacency, nodes_a, graphs_b),
+            (model.diffusion, nodes_b, graphs_a),
+        ):
+            pad_state = LayerwiseGCN.pad_state(view.layers[-1])
+            loss = loss + dense_padding_jsd(
+                model.node_head(nodes),
+                model.graph_head(other_graphs),
+                ids,
+                real,
+                pads,
+                model.node_head(pad_state[None])[0],
+                self.max_nodes,
+            )
         return loss, {"loss": loss}
 
     def features(self, model, batch):
-        return model.graph_head(model.adjacency(batch)[1]) + model.graph_head(
-            model.diffusion(batch)[1]
+        pads = self._pad_rows(batch)
+        return model.graph_head(model.adjacency(batch, pads)[1]) + model.graph_head(
+            model.diffusion(batch, pads)[1]
         )
 
 

@@ -147,7 +147,8 @@ class GCN(nnx.Module):
         self.add_self_loops = add_self_loops
         self.sorted_receivers = sorted_receivers
 
-    def _act(self, h: jax.Array) -> jax.Array:
+    def act(self, h: jax.Array) -> jax.Array:
+        """The layers' activation (``activation``) applied to ``h``."""
         if self.activation == "prelu":
             return self.prelu(h)
         if self.activation == "relu":
@@ -222,7 +223,7 @@ class GCN(nnx.Module):
             adjacency = adjacency.with_values(edge_coef.astype(adjacency.dtype))
         h = nodes if isinstance(nodes, SparseMatrix) else jnp.asarray(nodes)
         for layer in self.layers:
-            h = self._act(layer(h, graph, edge_coef, self_coef, adjacency))
+            h = self.act(layer(h, graph, edge_coef, self_coef, adjacency))
         return _zero_rows(h, node_mask)
 
 
