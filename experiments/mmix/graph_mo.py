@@ -29,7 +29,7 @@ commit f6f9f6c; ``fold_draws_table.py``, README's m-Mix section):
 86.18 ± 0.20 (86.22, 85.96, 86.36).
 PTC_MR (the paper's 200 epochs) on 10 draws of the folds, scored by the run itself (``:ptc_mr
 --config.repeats=3 --config.eval.fold_draws=10``, commit 22885c0, 2026-11-27, 2 AMD EPYC cores
-shared by two runs, 38.5 min for the three): 59.03 ± 0.32 (58.69, 59.46, 58.93); paper 64.5 ± 0.4.
+shared by two runs, 38.5 min for the three): 59.03 ± 0.40 (58.69, 59.46, 58.93); paper 64.5 ± 0.4.
 
 Earlier, with the atom labels alone (``--config.data.node_features=tags``, the default up to
 commit 4ba667f): measured on MUTAG (``:mutag,cpu``, 40 epochs, 3 pretrainings, 10-fold linear

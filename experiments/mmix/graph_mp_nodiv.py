@@ -29,7 +29,7 @@ commit f6f9f6c; ``fold_draws_table.py``, README's m-Mix section):
 86.10 ± 0.26 (86.23, 85.80, 86.26).
 PTC_MR (the paper's 200 epochs) on 10 draws of the folds, scored by the run itself (``:ptc_mr
 --config.repeats=3 --config.eval.fold_draws=10``, commit 22885c0, 2026-11-27, 2 AMD EPYC cores
-shared by two runs, 40.4 min for the three): 57.47 ± 1.47 (55.39, 58.63, 58.38);
+shared by two runs, 40.4 min for the three): 57.47 ± 1.80 (55.39, 58.63, 58.38);
 the paper has no PTC_MR cell for this row.
 
 Earlier, with the atom labels alone (``--config.data.node_features=tags``, the default up to
