@@ -34,6 +34,11 @@ last epoch 85.6 ± 0.9 (86.1, 84.6, 86.2), the curve's maximum 89.4 ± 0.6 (89.4
 The MUTAG curve runs' last epoch on 10 draws of the folds (``rescore_svm.py --fold-seeds 10``,
 commit 7b9fb55; ``fold_draws_table.py``, README's m-Mix section):
 86.75 ± 0.19 (86.92, 86.55, 86.79).
+The same draws at other hidden widths (m-Mix's appendix searches 32, ..., 2048;
+``--config.repeats=3 --config.model.encoder_width=W --config.eval.fold_draws=10``, commit
+22885c0, 2026-11-27, 2 AMD EPYC cores shared by two runs): MUTAG width 32 88.28 ± 0.43 (87.87,
+88.25, 88.73; 2.6 min for the three), 64 88.01 ± 0.31, 128 88.11 ± 0.34, 256 86.55 ± 0.22;
+PTC_MR width 32 56.06 ± 0.78 (56.96, 55.50, 55.73; 4.3 min) against 57.86 ± 0.41 at 512.
 
 Earlier, with the atom labels alone (``--config.data.node_features=tags``, the default up to
 commit 4ba667f): measured on MUTAG (``:mutag,cpu``, 40 epochs, 3 pretrainings, 10-fold linear

@@ -34,7 +34,11 @@ padded to the data set's largest, the padded rows' ``PReLU(b)`` in the readout a
 negatives in the loss; ``:mutag --config.repeats=3 --config.eval.fold_draws=10``, commit
 1c208f0, 2026-11-27, 2 AMD EPYC cores shared by two runs, 13.7 min for the three): 86.03 ±
 1.24 (87.29, 85.98, 84.81), against 85.57 ± 0.68 (85.51, 84.91, 86.27) without, on the same
-draws: within the spread, so the graph-size term is not the gap to the paper's 89.7.
+draws: within the spread, so the graph-size term is not the gap to the paper's 89.7. PTC_MR
+(the same flags, 1c208f0, 37 min): 56.32 ± 0.22 (56.54, 56.32, 56.10) against 57.55 ± 0.89.
+At width 32 (``--config.model.encoder_width=32 --config.eval.fold_draws=10``, commit 22885c0,
+2.6 / 2.9 min for the three): MUTAG 87.12 ± 0.38 (87.03, 87.54, 86.80), PTC_MR 58.74 ± 2.08
+(57.03, 61.06, 58.14); README's m-Mix section tables the widths.
 
 Earlier, with the atom labels alone (``--config.data.node_features=tags``, the default up to
 commit 4ba667f): measured on MUTAG (``:mutag,cpu``, 40 epochs, 3 pretrainings, 10-fold linear
