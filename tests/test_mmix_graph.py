@@ -190,6 +190,9 @@ def test_dense_padding_is_mvgrls_code_on_its_padded_dense_batches():
     method.hp.dense_padding = False
     plain, _ = method.loss(model, batch, jax.random.key(0), {})
     assert abs(float(plain) - float(want)) > 1e-3
+    unset = methods.MVGRLGraph(_config("mvgrl_graph", dense_padding=True))
+    with pytest.raises(ValueError, match="needs the data set's largest graph"):
+        unset.loss(model, batch, jax.random.key(0), {})
 
 
 @pytest.mark.parametrize("objective", ["both", "node", "graph"])

@@ -234,6 +234,11 @@ class MVGRLGraph(_TwoViews):
         """Per graph, the zero rows that pad it to the data set's largest graph (or None)."""
         if not self.hp.dense_padding:
             return None
+        if self.max_nodes is None:
+            raise ValueError(
+                f"{self.name}: config.method.dense_padding=True needs the data set's largest "
+                "graph: call method.graph_dataset(dataset) before the loss (the task does)"
+            )
         real = graphs.padding_masks(batch)
         return jnp.where(real.graphs, self.max_nodes - batch.n_node, 0).astype(jnp.float32)
 
