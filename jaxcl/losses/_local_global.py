@@ -92,23 +92,34 @@ def local_global_jsd(
         what="graph ids (rows of `graph_emb`)",
         where=node_mask,
     )
-    node_emb = _common.zero_masked_rows(node_emb, node_mask)
-    graph_emb = _common.zero_masked_rows(graph_emb, graph_mask)
     node_mask = jnp.ones((n_node,), bool) if node_mask is None else node_mask
     graph_mask = jnp.ones((n_graph,), bool) if graph_mask is None else graph_mask
-
-    scores = node_emb.astype(jnp.float32) @ graph_emb.astype(jnp.float32).T
-    own = node_graph[:, None] == jnp.arange(n_graph)[None, :]
-    pair_ok = node_mask[:, None] & graph_mask[None, :]
-    positive = own & pair_ok
-    negative = ~own & pair_ok
-    pos_terms = _LOG_2 - jax.nn.softplus(-scores)
-    # sp(-s) + s written as sp(s): the same number, without cancellation at large -s.
-    neg_terms = jax.nn.softplus(scores) - _LOG_2
+    pos_sum, neg_sum = jsd_sums(node_emb, graph_emb, node_graph, node_mask, graph_mask)
     num_nodes = jnp.sum(node_mask, dtype=jnp.float32)
     num_graphs = jnp.sum(graph_mask, dtype=jnp.float32)
-    e_pos = jnp.sum(jnp.where(positive, pos_terms, 0.0)) / jnp.maximum(num_nodes, 1.0)
-    e_neg = jnp.sum(jnp.where(negative, neg_terms, 0.0)) / jnp.maximum(
-        num_nodes * (num_graphs - 1.0), 1.0
-    )
+    e_pos = pos_sum / jnp.maximum(num_nodes, 1.0)
+    e_neg = neg_sum / jnp.maximum(num_nodes * (num_graphs - 1.0), 1.0)
     return e_neg - e_pos
+
+
+def jsd_sums(node_emb, graph_emb, node_graph, node_mask, graph_mask):
+    """The un-normalised sums of :func:`local_global_jsd`'s positive and negative terms over
+    checked inputs (boolean masks given), for estimators that normalise otherwise (MVGRL's
+    dense batches, ``jaxcl.methods.MVGRLGraph``'s ``dense_padding``)."""
+    node_emb = _common.zero_masked_rows(node_emb, node_mask)
+    graph_emb = _common.zero_masked_rows(graph_emb, graph_mask)
+    scores = node_emb.astype(jnp.float32) @ graph_emb.astype(jnp.float32).T
+    own = node_graph[:, None] == jnp.arange(graph_emb.shape[0])[None, :]
+    pair_ok = node_mask[:, None] & graph_mask[None, :]
+    pos_terms = _LOG_2 - jax.nn.softplus(-scores)
+    neg_terms = negative_term(scores)
+    return (
+        jnp.sum(jnp.where(own & pair_ok, pos_terms, 0.0)),
+        jnp.sum(jnp.where(~own & pair_ok, neg_terms, 0.0)),
+    )
+
+
+def negative_term(scores: jax.Array) -> jax.Array:
+    """A negative pair's JSD term ``sp(-s) + s - log 2``, written as ``sp(s) - log 2``: the same
+    number, without cancellation at large ``-s``."""
+    return jax.nn.softplus(scores) - _LOG_2
