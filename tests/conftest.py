@@ -34,6 +34,12 @@ import jax  # noqa: E402
 import pytest  # noqa: E402
 
 
+def subprocess_xla_flags(devices: int) -> str:
+    """``XLA_FLAGS`` for a ``jaxcl.main`` the tests start: ``devices`` fake CPU devices and
+    this session's fast-compile flags (``from conftest import subprocess_xla_flags``)."""
+    return " ".join([f"--xla_force_host_platform_device_count={devices}", _FAST_COMPILE])
+
+
 def pytest_report_header(config):
     return f"jax {jax.__version__}, devices: {jax.device_count()} x {jax.devices()[0].platform}"
 

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
+from conftest import subprocess_xla_flags
 from flax import nnx
 
 from jaxcl import methods, training
@@ -275,7 +276,7 @@ def test_queue_is_split_over_the_mesh_and_updated_in_place_once_per_step(tmp_pat
 def _cli(workdir, *flags):
     env = dict(
         __import__("os").environ,
-        XLA_FLAGS="--xla_force_host_platform_device_count=8",
+        XLA_FLAGS=subprocess_xla_flags(8),
         JAX_PLATFORMS="cpu",
         TF_CPP_MIN_LOG_LEVEL="3",
     )

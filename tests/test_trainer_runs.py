@@ -12,6 +12,7 @@ from pathlib import Path
 import jax
 import numpy as np
 import pytest
+from conftest import subprocess_xla_flags
 
 from jaxcl import data as data_lib
 from jaxcl import training
@@ -37,7 +38,7 @@ def _tiny(method="dacl", **overrides):
 
 def _env(devices=8, **extra):
     env = dict(os.environ)
-    env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+    env["XLA_FLAGS"] = subprocess_xla_flags(devices)
     env["JAX_PLATFORMS"] = "cpu"
     env["TF_CPP_MIN_LOG_LEVEL"] = "3"
     env.update({k: str(v) for k, v in extra.items()})
@@ -176,8 +177,8 @@ def test_two_processes_of_four_devices_match_one_process_of_eight(tmp_path, kind
     """The multi-host path: jax.distributed over two CPU processes, each feeding its own
     devices' part of every batch (rows; graph sub-batches); then a rerun of the two
     processes restores the checkpoint they wrote together and reports the same results."""
-    if kind == "tabular":
-        config, flags = f"{TINY}:dacl", []
+    if kind == "tabular":  # one epoch: each step's collectives cross processes (slow)
+        config, flags = f"{TINY}:dacl", ["--config.train.epochs=1"]
     else:
         config, flags = f"{GRAPH}:mutag,quick", [f"--config.data.data_dir={DATA}"]
     outs = _run_two_processes(tmp_path / "multi", config, *flags)
