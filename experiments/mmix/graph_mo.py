@@ -31,6 +31,13 @@ PTC_MR (the paper's 200 epochs) on 10 draws of the folds, scored by the run itse
 --config.repeats=3 --config.eval.fold_draws=10``, commit 22885c0, 2026-11-27, 2 AMD EPYC cores
 shared by two runs, 38.5 min for the three): 59.03 ± 0.40 (58.69, 59.46, 58.93); paper 64.5 ± 0.4.
 
+At other hidden widths on 10 fold draws (``--config.repeats=3 --config.eval.fold_draws=10
+--config.model.encoder_width=W``; the paper's 200 epochs; 2 AMD EPYC cores shared by two runs):
+MUTAG width 32 87.52 ± 0.21 (commit 22885c0, 2026-11-27, 2.3 min for the three), 64 87.89 ±
+0.32 (88.26, 87.70, 87.71; 2.0 min), 128 87.68 ± 0.03 (87.67, 87.71, 87.65; 2.9 min; both at
+568375e, 2026-11-28), against 86.18 ± 0.20 at 512; PTC_MR width 32 54.78 ± 1.51 (56.52,
+54.01, 53.82; 568375e, 2.8 min) against 59.03 ± 0.40 at 512 (README's m-Mix section).
+
 Earlier, with the atom labels alone (``--config.data.node_features=tags``, the default up to
 commit 4ba667f): measured on MUTAG (``:mutag,cpu``, 40 epochs, 3 pretrainings, 10-fold linear
 SVM after the last epoch; mean ± sample std): 82.1 ± 0.8 (81.9, 81.5, 83.0); paper (m-Mix Table

@@ -38,7 +38,9 @@ draws: within the spread, so the graph-size term is not the gap to the paper's 8
 (the same flags, 1c208f0, 37 min): 56.32 ± 0.22 (56.54, 56.32, 56.10) against 57.55 ± 0.89.
 At width 32 (``--config.model.encoder_width=32 --config.eval.fold_draws=10``, commit 22885c0,
 2.6 / 2.9 min for the three): MUTAG 87.12 ± 0.38 (87.03, 87.54, 86.80), PTC_MR 58.74 ± 2.08
-(57.03, 61.06, 58.14); README's m-Mix section tables the widths.
+(57.03, 61.06, 58.14). MUTAG width 64 87.15 ± 1.29 (88.36, 87.30, 85.79; 2.3 min) and 128
+85.61 ± 0.29 (85.90, 85.60, 85.32; 3.2 min), commit 568375e, 2026-11-28. README's m-Mix
+section tables the widths.
 
 Earlier, with the atom labels alone (``--config.data.node_features=tags``, the default up to
 commit 4ba667f): measured on MUTAG (``:mutag,cpu``, 40 epochs, 3 pretrainings, 10-fold linear

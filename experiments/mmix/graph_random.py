@@ -30,6 +30,13 @@ The MUTAG curve runs' last epoch on 10 draws of the folds (``rescore_svm.py --fo
 commit f6f9f6c; ``fold_draws_table.py``, README's m-Mix section):
 86.50 ± 0.21 (86.70, 86.28, 86.53).
 
+At other hidden widths on 10 fold draws (``--config.repeats=3 --config.eval.fold_draws=10
+--config.model.encoder_width=W``; the paper's 200 epochs; 2 AMD EPYC cores shared by two runs):
+MUTAG width 32 88.36 ± 0.88 (commit 22885c0, 2026-11-27, 1.9 min for the three), 64 88.12 ±
+0.02 (88.09, 88.13, 88.12; 1.6 min), 128 87.84 ± 0.03 (87.88, 87.82, 87.81; 2.3 min; both at
+568375e, 2026-11-28), against 86.50 ± 0.21 at 512; PTC_MR width 32 55.50 ± 0.48 (55.59,
+55.92, 54.98; 568375e, 2.3 min) against 57.74 ± 1.27 at 512 (README's m-Mix section).
+
 Earlier, with the atom labels alone (``--config.data.node_features=tags``, the default up to
 commit 4ba667f): measured on MUTAG (``:mutag,cpu``, 40 epochs, 3 pretrainings, 10-fold linear
 SVM after the last epoch; mean ± sample std): 83.7 ± 0.8 (84.6, 83.6, 83.0); paper (m-Mix Table
