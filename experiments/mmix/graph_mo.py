@@ -38,6 +38,11 @@ MUTAG width 32 87.52 ± 0.21 (commit 22885c0, 2026-11-27, 2.3 min for the three)
 568375e, 2026-11-28), against 86.18 ± 0.20 at 512; PTC_MR width 32 54.78 ± 1.51 (56.52,
 54.01, 53.82; 568375e, 2.8 min) against 59.03 ± 0.40 at 512 (README's m-Mix section).
 
+IMDB-BINARY at width 32 (``:imdb_binary --config.repeats=3 --config.eval.fold_draws=10
+--config.eval.svm_solver=newton --config.model.encoder_width=32``, commit 568375e, 2026-11-28, 2
+AMD EPYC cores shared by two runs, 17.9 min for the three): 73.26 ± 1.21 (74.58, 73.00, 72.21);
+width 512 (one draw, liblinear) 75.0; paper 75.1 ± 0.7 (README's m-Mix section).
+
 Earlier, with the atom labels alone (``--config.data.node_features=tags``, the default up to
 commit 4ba667f): measured on MUTAG (``:mutag,cpu``, 40 epochs, 3 pretrainings, 10-fold linear
 SVM after the last epoch; mean ± sample std): 82.1 ± 0.8 (81.9, 81.5, 83.0); paper (m-Mix Table

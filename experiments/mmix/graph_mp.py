@@ -40,6 +40,11 @@ The same draws at other hidden widths (m-Mix's appendix searches 32, ..., 2048;
 88.25, 88.73; 2.6 min for the three), 64 88.01 ± 0.31, 128 88.11 ± 0.34, 256 86.55 ± 0.22;
 PTC_MR width 32 56.06 ± 0.78 (56.96, 55.50, 55.73; 4.3 min) against 57.86 ± 0.41 at 512.
 
+IMDB-BINARY at width 32 (``:imdb_binary --config.repeats=3 --config.eval.fold_draws=10
+--config.eval.svm_solver=newton --config.model.encoder_width=32``, commit 568375e, 2026-11-28, 2
+AMD EPYC cores shared by two runs, 6.6 min for the three): 73.44 ± 0.60 (73.91, 72.76, 73.66);
+width 512 (one draw, liblinear) 74.2; paper 75.6 ± 0.5 (README's m-Mix section).
+
 Earlier, with the atom labels alone (``--config.data.node_features=tags``, the default up to
 commit 4ba667f): measured on MUTAG (``:mutag,cpu``, 40 epochs, 3 pretrainings, 10-fold linear
 SVM after the last epoch; mean ± sample std): 81.2 ± 1.6 (81.9, 79.4, 82.5); paper (m-Mix Table

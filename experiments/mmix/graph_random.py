@@ -37,6 +37,11 @@ MUTAG width 32 88.36 ± 0.88 (commit 22885c0, 2026-11-27, 1.9 min for the three)
 568375e, 2026-11-28), against 86.50 ± 0.21 at 512; PTC_MR width 32 55.50 ± 0.48 (55.59,
 55.92, 54.98; 568375e, 2.3 min) against 57.74 ± 1.27 at 512 (README's m-Mix section).
 
+IMDB-BINARY at width 32 (``:imdb_binary --config.repeats=3 --config.eval.fold_draws=10
+--config.eval.svm_solver=newton --config.model.encoder_width=32``, commit 568375e, 2026-11-28, 2
+AMD EPYC cores shared by two runs, 17.8 min for the three): 73.36 ± 1.14 (74.62, 73.03, 72.42);
+width 512 (one draw, liblinear) 74.7; paper 74.2 ± 1.0 (README's m-Mix section).
+
 Earlier, with the atom labels alone (``--config.data.node_features=tags``, the default up to
 commit 4ba667f): measured on MUTAG (``:mutag,cpu``, 40 epochs, 3 pretrainings, 10-fold linear
 SVM after the last epoch; mean ± sample std): 83.7 ± 0.8 (84.6, 83.6, 83.0); paper (m-Mix Table
