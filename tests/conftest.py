@@ -36,7 +36,7 @@ import pytest  # noqa: E402
 
 def subprocess_xla_flags(devices: int) -> str:
     """``XLA_FLAGS`` for a ``jaxcl.main`` the tests start: ``devices`` fake CPU devices and
-    this session's fast-compile flags (``from conftest import subprocess_xla_flags``)."""
+    the test session's fast-compile flags (``from conftest import subprocess_xla_flags``)."""
     return " ".join([f"--xla_force_host_platform_device_count={devices}", _FAST_COMPILE])
 
 

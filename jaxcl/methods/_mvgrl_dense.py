@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from jaxcl.losses._common import zero_masked_rows
 from jaxcl.losses._local_global import jsd_sums, negative_term
 
 
@@ -14,7 +15,7 @@ def dense_padding_jsd(node_emb, graph_emb, node_graph, real, pad_rows, pad_emb, 
     both normalisers count ``max_nodes`` rows per graph. ``real``: the batch's padding masks.
     The real nodes' terms are :func:`jaxcl.losses.local_global_jsd`'s."""
     pos, neg = jsd_sums(node_emb, graph_emb, node_graph, real.nodes, real.graphs)
-    t = jnp.where(real.graphs[:, None], graph_emb, 0.0).astype(jnp.float32) @ pad_emb
+    t = zero_masked_rows(graph_emb, real.graphs).astype(jnp.float32) @ pad_emb
     pads = jnp.where(real.graphs, pad_rows, 0.0)
     # the padded rows of the other graphs, as negatives of each graph
     neg = neg + jnp.where(real.graphs, (pads.sum() - pads) * negative_term(t), 0.0).sum()
