@@ -191,3 +191,52 @@ def test_bad_momentum_hyperparameters_are_refused(name, key, value, match):
     config.method[key] = value
     with pytest.raises(training.ConfigError, match=match):
         training.validate(config)
+
+
+def test_image_table_pairs_each_imix_run_with_its_baselines_seed(tmp_path, capsys):
+    import importlib.util
+    import json
+    import pathlib
+
+    path = pathlib.Path(__file__).parents[1] / "experiments/imix/image_table.py"
+    spec = importlib.util.spec_from_file_location("image_table", path)
+    table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table)
+
+    def run(name, method, seed, top1, knn, epochs=6):
+        workdir = tmp_path / name
+        workdir.mkdir()
+        config = {"method": {"name": method}, "seed": seed, "train": {"epochs": epochs}}
+        config["data"] = {"name": "fashion_mnist_images"}
+        (workdir / "config.json").write_text(json.dumps(config))
+        result = {"test_top1": top1, "knn_top1": knn, "pretrain_seconds": 60.0}
+        (workdir / "results.json").write_text(json.dumps(result))
+        return str(workdir)
+
+    runs = [
+        run("b0", "byol", 0, 0.77, 0.70),
+        run("b1", "byol", 1, 0.75, 0.71),
+        run("m0", "imix_byol", 0, 0.80, 0.72),
+        run("m1", "imix_byol", 1, 0.74, 0.73),
+        run("m2", "imix_byol", 2, 0.90, 0.90),  # no baseline run of seed 2: not in the gap
+        run("n0", "npair_image", 0, 0.79, 0.74, epochs=2),
+    ]
+    table.main(["--runs", *runs, "--tag", "_t", "--out-dir", str(tmp_path / "out")])
+    out = json.loads((tmp_path / "out" / "image_table_t.json").read_text())["table"]
+    gap = out["6"]["gaps"]["imix_byol"]
+    assert gap["seeds"] == [0, 1] and gap["imix_ahead"] == 1
+    assert gap["test_top1"] == pytest.approx([3.0, -1.0])
+    assert gap["knn_top1_summary"]["mean"] == pytest.approx(2.0)
+    assert out["6"]["rows"]["imix_byol"]["seeds"] == [0, 1, 2]
+    assert out["2"]["rows"]["npair_image"]["test_top1"] == pytest.approx([79.0])
+    assert out["2"]["gaps"] == {}
+    printed = capsys.readouterr().out
+    assert "| BYOL | 76.0 ± 1.4 | 70.5 ± 0.7 | 77.0 / 75.0 | 0, 1 |" in printed
+    assert "linear +3.0 / -1.0 (mean +1.0)" in printed
+    assert (tmp_path / "out" / "image_table_t.png").stat().st_size > 0
+    with pytest.raises(SystemExit, match="method byol, seed 0, 6 epochs given twice"):
+        table.main(["--runs", runs[0], runs[0], "--out-dir", str(tmp_path)])
+    with pytest.raises(SystemExit, match="no results.json"):
+        (tmp_path / "empty").mkdir()
+        (tmp_path / "empty" / "config.json").write_text("{}")
+        table.main(["--runs", str(tmp_path / "empty")])

@@ -1,0 +1,190 @@
+"""i-Mix against its baselines on images, from finished runs' own results.
+
+Each ``experiments/imix/image_<row>.py`` run writes ``workdir/results.json`` (linear-probe
+``test_top1`` and the kNN monitor's ``knn_top1``) and ``workdir/config.json`` (method, seed,
+epochs). This script groups runs by method and epochs, pairs each i-Mix run with its
+baseline's run of the same seed and epochs, and prints and writes
+(``experiments/imix/results/image_table<tag>.{json,png}``) every row's mean ± sample std and
+the per-seed gap i-Mix minus baseline::
+
+    python experiments/imix/image_table.py --tag _epochs6 \
+        --runs /tmp/w_byol_s0 /tmp/w_imix_byol_s0 /tmp/w_byol_s1 ...
+
+The plot shows each row's runs as dots (linear probe and kNN), one panel per epoch count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# i-Mix's method -> its baseline's method (jaxcl.methods names).
+PAIRS = {"imix_image": "npair_image", "imix_moco": "moco", "imix_byol": "byol"}
+LABELS = {
+    "npair_image": "N-pair (SimCLR)",
+    "imix_image": "N-pair + i-Mix",
+    "moco": "MoCo v2",
+    "imix_moco": "MoCo v2 + i-Mix",
+    "byol": "BYOL",
+    "imix_byol": "BYOL + i-Mix",
+}
+ORDER = list(LABELS)
+METRICS = ("test_top1", "knn_top1")
+
+
+def read_run(workdir: str) -> dict:
+    """One run's method, seed, epochs, data and scores (in %)."""
+    paths = [os.path.join(workdir, f) for f in ("config.json", "results.json")]
+    for path in paths:
+        if not os.path.isfile(path):
+            raise SystemExit(f"--runs {workdir!r}: no {os.path.basename(path)} (unfinished run?)")
+    config, results = (json.load(open(p)) for p in paths)
+    method = config["method"]["name"]
+    if method not in LABELS:
+        raise SystemExit(f"--runs {workdir!r}: method {method!r} is not one of {ORDER}")
+    return {
+        "workdir": workdir,
+        "method": method,
+        "seed": int(config["seed"]),
+        "epochs": int(config["train"]["epochs"]),
+        "data": config["data"]["name"],
+        **{m: 100.0 * float(results[m]) for m in METRICS},
+        "pretrain_seconds": float(results.get("pretrain_seconds", float("nan"))),
+    }
+
+
+def _summary(values: list[float]) -> dict:
+    return {
+        "mean": statistics.mean(values),
+        "std": statistics.stdev(values) if len(values) > 1 else None,
+        "n": len(values),
+    }
+
+
+def table(runs: list[dict]) -> dict:
+    """``{epochs: {'rows': {method: ...}, 'gaps': {imix_method: ...}}}``; a (method, seed,
+    epochs) given twice is an error."""
+    seen: set[tuple] = set()
+    by_epochs: dict[int, dict[str, dict[int, dict]]] = {}
+    for r in runs:
+        key = (r["method"], r["seed"], r["epochs"])
+        if key in seen:
+            raise SystemExit(f"method {key[0]}, seed {key[1]}, {key[2]} epochs given twice")
+        seen.add(key)
+        by_epochs.setdefault(r["epochs"], {}).setdefault(r["method"], {})[r["seed"]] = r
+    out = {}
+    for epochs, methods in sorted(by_epochs.items()):
+        rows = {}
+        for method in ORDER:
+            if method not in methods:
+                continue
+            seeds = sorted(methods[method])
+            rows[method] = {
+                "seeds": seeds,
+                "workdirs": [methods[method][s]["workdir"] for s in seeds],
+                "pretrain_seconds": [methods[method][s]["pretrain_seconds"] for s in seeds],
+                **{m: [methods[method][s][m] for s in seeds] for m in METRICS},
+                **{
+                    f"{m}_summary": _summary([methods[method][s][m] for s in seeds])
+                    for m in METRICS
+                },
+            }
+        gaps = {}
+        for mix, base in PAIRS.items():
+            if mix not in methods or base not in methods:
+                continue
+            seeds = sorted(set(methods[mix]) & set(methods[base]))
+            if not seeds:
+                continue
+            per = {m: [methods[mix][s][m] - methods[base][s][m] for s in seeds] for m in METRICS}
+            gaps[mix] = {
+                "baseline": base,
+                "seeds": seeds,
+                **per,
+                **{f"{m}_summary": _summary(per[m]) for m in METRICS},
+                "imix_ahead": sum(g > 0 for g in per["test_top1"]),
+            }
+        out[epochs] = {"rows": rows, "gaps": gaps}
+    return out
+
+
+def _fmt(s: dict) -> str:
+    return f"{s['mean']:.1f}" + (f" ± {s['std']:.1f}" if s["std"] is not None else "")
+
+
+def render(result: dict) -> str:
+    lines = []
+    for epochs, t in result.items():
+        lines += [
+            f"\n{epochs} epochs",
+            "| row | linear top-1 | kNN top-1 | per seed (linear) | seeds |",
+            "|---|---|---|---|---|",
+        ]
+        for method, r in t["rows"].items():
+            per = " / ".join(f"{v:.1f}" for v in r["test_top1"])
+            lines.append(
+                f"| {LABELS[method]} | {_fmt(r['test_top1_summary'])} | "
+                f"{_fmt(r['knn_top1_summary'])} | {per} | {', '.join(map(str, r['seeds']))} |"
+            )
+        for g in t["gaps"].values():
+            per = " / ".join(f"{v:+.1f}" for v in g["test_top1"])
+            knn = " / ".join(f"{v:+.1f}" for v in g["knn_top1"])
+            lines.append(
+                f"i-Mix minus {LABELS[g['baseline']]}: linear {per} (mean "
+                f"{g['test_top1_summary']['mean']:+.1f}), kNN {knn}; ahead in "
+                f"{g['imix_ahead']} of {len(g['seeds'])} seeds"
+            )
+    return "\n".join(lines)
+
+
+def plot(result: dict, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = list(result.items())
+    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4), squeeze=False)
+    for ax, (epochs, t) in zip(axes[0], panels, strict=True):
+        methods = list(t["rows"])
+        for i, method in enumerate(methods):
+            r = t["rows"][method]
+            for j, (metric, marker, label) in enumerate(
+                (("test_top1", "o", "linear probe"), ("knn_top1", "x", "kNN"))
+            ):
+                xs = [i + (j - 0.5) * 0.2] * len(r[metric])
+                ax.scatter(
+                    xs, r[metric], marker=marker, color=f"C{j}", label=label if i == 0 else None
+                )
+                ax.hlines(r[f"{metric}_summary"]["mean"], xs[0] - 0.08, xs[0] + 0.08, color=f"C{j}")
+        ax.set_xticks(range(len(methods)), [LABELS[m] for m in methods], rotation=30, ha="right")
+        ax.set_ylabel("Fashion-MNIST test top-1 (%)")
+        ax.set_title(f"{epochs} epochs: each run a mark, its row's mean a bar")
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", nargs="+", required=True, help="finished runs' workdirs")
+    parser.add_argument("--tag", default="", help="suffix of the output files' names")
+    parser.add_argument("--out-dir", default=os.path.join(HERE, "results"))
+    args = parser.parse_args(argv)
+    runs = [read_run(w) for w in args.runs]
+    result = table(runs)
+    print(render(result))
+    os.makedirs(args.out_dir, exist_ok=True)
+    stem = os.path.join(args.out_dir, f"image_table{args.tag}")
+    with open(stem + ".json", "w") as f:
+        json.dump({"runs": runs, "table": {str(k): v for k, v in result.items()}}, f, indent=1)
+    plot(result, stem + ".png")
+    print(f"wrote {stem}.json and {stem}.png")
+
+
+if __name__ == "__main__":
+    main()
