@@ -11,10 +11,10 @@ cores shared with other jobs, seed 2 at e9897cf, partly on cores shared with tes
 linear top-1 78.3 ± 1.0 (per seed 79.4 / 77.6 / 77.8; mean ± sample std), kNN top-1 74.0 ±
 0.7; 9.0 / 6.0 / 4.1 min per run.
 
-6 epochs (``--config.train.epochs=6``, seeds 0 and 1 at commits 662bfed and ba5fecf (the
-same code), 2026-11-28, 2 AMD EPYC cores, two runs at a time): linear top-1 81.0 ± 0.9 (81.6
-/ 80.4), kNN top-1 76.1 ± 0.9; against MoCo v2's runs of the same seeds +2.9 / +0.2 (2
-epochs: +1.8 / -1.0; 10-11 min a run);
+6 epochs (``--config.train.epochs=6``, seeds 0-2 at commits 662bfed (0) and ba5fecf (1, 2)
+(the same code), 2026-11-28, 2 AMD EPYC cores, two runs at a time): linear top-1 80.9 ± 0.6
+(81.6 / 80.4 / 80.8), kNN top-1 76.4 ± 0.8; against MoCo v2's runs of the same seeds +2.9 /
++0.2 / +1.8 (2 epochs: +1.8 / -1.0 / +0.8; 10-11 min a run);
 ``experiments/imix/results/image_table_epochs6.{json,png}``, by ``python
 experiments/imix/image_table.py --tag _epochs6 --runs ...``.
 

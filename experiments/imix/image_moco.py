@@ -11,9 +11,9 @@ cores shared with other jobs, seed 2 at e9897cf, partly on cores shared with tes
 linear top-1 77.7 ± 0.8 (per seed 77.6 / 78.5 / 77.0; mean ± sample std), kNN top-1 72.8 ±
 0.4; 8.4 / 6.2 / 3.6 min per run.
 
-6 epochs (``--config.train.epochs=6``, seeds 0 and 1 at commits 662bfed and ba5fecf (the
-same code), 2026-11-28, 2 AMD EPYC cores, two runs at a time): linear top-1 79.5 ± 1.0 (78.7
-/ 80.2), kNN top-1 74.5 ± 0.4 (10-11 min a run);
+6 epochs (``--config.train.epochs=6``, seeds 0-2 at commits 662bfed (0) and ba5fecf (1, 2)
+(the same code), 2026-11-28, 2 AMD EPYC cores, two runs at a time): linear top-1 79.3 ± 0.8
+(78.7 / 80.2 / 79.1), kNN top-1 74.5 ± 0.3 (10-11 min a run);
 ``experiments/imix/results/image_table_epochs6.{json,png}``, by ``python
 experiments/imix/image_table.py --tag _epochs6 --runs ...``.
 
