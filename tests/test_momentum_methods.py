@@ -236,6 +236,12 @@ def test_image_table_pairs_each_imix_run_with_its_baselines_seed(tmp_path, capsy
     assert (tmp_path / "out" / "image_table_t.png").stat().st_size > 0
     with pytest.raises(SystemExit, match="method byol, seed 0, 6 epochs given twice"):
         table.main(["--runs", runs[0], runs[0], "--out-dir", str(tmp_path)])
+    other = run("c0", "byol", 0, 0.5, 0.5)
+    config = json.loads((tmp_path / "c0" / "config.json").read_text())
+    config["data"]["name"] = "cifar10"
+    (tmp_path / "c0" / "config.json").write_text(json.dumps(config))
+    with pytest.raises(SystemExit, match="mix data sets"):
+        table.main(["--runs", runs[2], other, "--out-dir", str(tmp_path)])
     with pytest.raises(SystemExit, match="no results.json"):
         (tmp_path / "empty").mkdir()
         (tmp_path / "empty" / "config.json").write_text("{}")

@@ -67,6 +67,9 @@ def _summary(values: list[float]) -> dict:
 def table(runs: list[dict]) -> dict:
     """``{epochs: {'rows': {method: ...}, 'gaps': {imix_method: ...}}}``; a (method, seed,
     epochs) given twice is an error."""
+    data = sorted({r["data"] for r in runs})
+    if len(data) > 1:
+        raise SystemExit(f"--runs mix data sets {data}: table one data set at a time")
     seen: set[tuple] = set()
     by_epochs: dict[int, dict[str, dict[int, dict]]] = {}
     for r in runs:
