@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.optimize
+import threadpoolctl
 from sklearn.datasets import load_digits
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score
@@ -140,6 +141,38 @@ def test_svm_kfold_newton_equals_sklearn_grid_search_run_to_convergence():
     )
     fixed = evaluation.svm_kfold_accuracy(x, y, num_folds=5, c_grid=(0.1,), seed=3, solver="newton")
     np.testing.assert_allclose(fixed["per_fold"], ref_cv, rtol=0, atol=1e-12)
+
+
+def test_svm_kfold_newton_threads_give_the_same_result_with_one_blas_thread(monkeypatch):
+    x, y = load_digits(return_X_y=True)
+    x, y = x[:200] / 16.0, y[:200]
+    grid = (0.01, 1.0)
+
+    def blas_threads():
+        info = threadpoolctl.threadpool_info()
+        return [i["num_threads"] for i in info if i["user_api"] == "blas"]
+
+    blas_before = blas_threads()
+    serial = evaluation.svm_kfold_accuracy(x, y, num_folds=4, c_grid=grid, seed=1, solver="newton")
+    seen = []  # BLAS threads as each outer fold's search sees them
+    search = _newton_svm.grid_search_accuracy
+
+    def recording(*args, **kwargs):
+        seen.append(blas_threads())
+        return search(*args, **kwargs)
+
+    monkeypatch.setattr(_newton_svm, "grid_search_accuracy", recording)
+    for jobs in (2, -1):
+        out = evaluation.svm_kfold_accuracy(
+            x, y, num_folds=4, c_grid=grid, seed=1, solver="newton", n_jobs=jobs
+        )
+        assert out == serial
+    assert len(seen) == 8 and all(threads and set(threads) == {1} for threads in seen)
+    # the limit is lifted afterwards
+    assert blas_threads() == blas_before
+    for bad in (0, 1.5, True):
+        with pytest.raises(ValueError, match=rf"`n_jobs` must be a non-zero integer .*{bad!r}"):
+            evaluation.svm_kfold_accuracy(x, y, num_folds=4, solver="newton", n_jobs=bad)
 
 
 def test_svm_kfold_unknown_solver_is_named():

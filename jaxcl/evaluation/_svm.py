@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import numbers
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import threadpoolctl
 from jax.typing import ArrayLike
 
 from jaxcl import _checks
@@ -54,7 +58,9 @@ def svm_kfold_accuracy(
       inner_folds: folds of the grid search inside each training set, between 2 and the
         smallest class count of any training set.
       seed: seed of the outer fold shuffle (``jaxcl.data.stratified_kfold``) and of liblinear.
-      n_jobs: passed to ``GridSearchCV`` (``'liblinear'`` only).
+      n_jobs: parallel jobs, as joblib counts them (``None``: one, ``-1``: every core):
+        ``GridSearchCV``'s processes for ``'liblinear'``, threads over the outer folds for
+        ``'newton'`` (which runs BLAS on one thread each).
       solver: ``'liblinear'`` (scikit-learn's ``LinearSVC``, the published protocol's code) or
         ``'newton'`` (the exact minimiser of the same objective, faster).
 
@@ -103,15 +109,8 @@ def svm_kfold_accuracy(
         )
 
     if solver == "newton":
-        x1 = _newton_svm.design(x)
-        g = x1 @ x1.T
-        results = [
-            _newton_svm.grid_search_accuracy(
-                x1, g, y, np.flatnonzero(train), np.flatnonzero(test), c_grid, inner_folds
-            )
-            for train, test in zip(train_masks, test_masks, strict=True)
-        ]
-        per_fold, best_c = [r[0] for r in results], [r[1] for r in results]
+        workers = _workers(fn, n_jobs, len(train_masks))
+        per_fold, best_c = _newton(x, y, train_masks, test_masks, c_grid, inner_folds, workers)
     else:
         per_fold, best_c = _liblinear(
             x, y, train_masks, test_masks, c_grid, inner_folds, seed, n_jobs
@@ -123,6 +122,39 @@ def svm_kfold_accuracy(
         "per_fold": per_fold,
         "best_c": best_c,
     }
+
+
+def _workers(fn: str, n_jobs, folds: int) -> int:
+    """Threads for ``n_jobs`` as joblib reads it (None: 1, -1: every core, -k: all but k - 1)."""
+    if n_jobs is None:
+        return 1
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
+        _checks.fail(fn, f"`n_jobs` must be a non-zero integer or None, got {n_jobs!r}")
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    count = int(n_jobs) if n_jobs > 0 else cores + 1 + int(n_jobs)
+    return max(1, min(count, folds))
+
+
+def _newton(x, y, train_masks, test_masks, c_grid, inner_folds, workers):
+    """Per-fold accuracies and chosen ``C`` of the Newton solver's grid search.
+
+    The outer folds run on ``workers`` threads, and BLAS on one thread each: the solver's many
+    factorisations of a few hundred rows run 4-7 times slower when OpenBLAS spreads each over
+    the cores (2 cores; ``svm_benchmark.py``). Each fold's result does not depend on either.
+    """
+    x1 = _newton_svm.design(x)
+    g = x1 @ x1.T
+
+    def fold(masks):
+        train, test = masks
+        return _newton_svm.grid_search_accuracy(
+            x1, g, y, np.flatnonzero(train), np.flatnonzero(test), c_grid, inner_folds
+        )
+
+    with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            results = list(pool.map(fold, zip(train_masks, test_masks, strict=True)))
+    return [r[0] for r in results], [r[1] for r in results]
 
 
 def _liblinear(x, y, train_masks, test_masks, c_grid, inner_folds, seed, n_jobs):

@@ -105,8 +105,8 @@ def config_defaults(data: str, method, config) -> dict:
     if protocol == "linear":
         keys["eval"].update(graph_linear_steps=100, graph_linear_lr=1e-2)
     else:
-        # Processes for the SVM's grid search (scikit-learn's n_jobs: -1 = every core, 1 =
-        # none): the same accuracies, sooner; on IMDB-BINARY the search is minutes.
+        # Parallel jobs of the SVM's search (-1 = every core, 1 = none; liblinear: scikit-
+        # learn's processes, newton: threads over the outer folds): the same accuracies, sooner.
         keys["eval"]["svm_jobs"] = -1
         # liblinear (scikit-learn's LinearSVC, the published code) | newton (jaxcl's exact
         # minimiser of the same objective; 7-9x faster in svm_benchmark.py, differs where
