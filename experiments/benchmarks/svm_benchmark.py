@@ -20,7 +20,8 @@ Usage (from the repository root):
   python experiments/benchmarks/svm_benchmark.py --quick    # 300 x 64, seconds
   python experiments/benchmarks/svm_benchmark.py --settings imdb_binary --solvers newton
 
-Writes svm_benchmark[_quick].json and .png to --out (default experiments/benchmarks/results).
+Writes svm_benchmark[_quick][_<solver>_only].json and .png to --out (default
+experiments/benchmarks/results; ``_<solver>_only`` when ``--solvers`` names one).
 """
 
 from __future__ import annotations
@@ -153,7 +154,10 @@ def main() -> None:
     settings = QUICK if args.quick else {s: SETTINGS[s] for s in args.settings}
     rows = [run(name, shape, args.solvers, args.seed) for name, shape in settings.items()]
     record = {"env": env, "rows": rows}
-    _common.save_record(args, "svm_benchmark", record, lambda p: plot(rows, p, env))
+    # one solver alone (e.g. newton before and after a change) does not overwrite the figures
+    # of the comparison
+    only = (f"{args.solvers[0]}_only",) if len(args.solvers) == 1 else ()
+    _common.save_record(args, "svm_benchmark", record, lambda p: plot(rows, p, env), settings=only)
 
 
 if __name__ == "__main__":
