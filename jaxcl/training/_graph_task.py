@@ -109,7 +109,7 @@ def config_defaults(data: str, method, config) -> dict:
         # learn's processes, newton: threads over the outer folds): the same accuracies, sooner.
         keys["eval"]["svm_jobs"] = -1
         # liblinear (scikit-learn's LinearSVC, the published code) | newton (jaxcl's exact
-        # minimiser of the same objective; 7-9x faster in svm_benchmark.py, differs where
+        # minimiser of the same objective; much faster (svm_benchmark.py), differs where
         # liblinear stops early).
         keys["eval"]["svm_solver"] = "liblinear"
     return keys
