@@ -11,10 +11,10 @@ cores shared with other jobs, seed 2 at e9897cf, partly on cores shared with tes
 linear top-1 80.4 ± 0.8 (per seed 80.5 / 79.6 / 81.1; mean ± sample std), kNN top-1 75.8 ±
 0.1; 9.3 / 9.1 / 4.8 min per run.
 
-6 epochs (``--config.train.epochs=6``, seeds 0 and 1 at commits 662bfed and ba5fecf (the
-same code), 2026-11-28, 2 AMD EPYC cores, two runs at a time): linear top-1 82.1 ± 0.7 (82.6
-/ 81.5), kNN top-1 77.4 ± 0.1; against N-pair's runs of the same seeds +1.7 / +1.1 (2
-epochs: +0.9 / -0.2; 15-17 min a run);
+6 epochs (``--config.train.epochs=6``, seeds 0, 1 and 2 at commits 662bfed, ba5fecf and 3dfbeff
+(the same image code), 2026-11-28, 2 AMD EPYC cores, two runs at a time): linear top-1 82.0 ±
+0.5 (82.6 / 81.5 / 82.0), kNN top-1 77.6 ± 0.4; against N-pair's runs of the same seeds +1.7
+/ +1.1 / +1.7 (2 epochs: +0.9 / -0.2 / +2.1; 15-17 min a run);
 ``experiments/imix/results/image_table_epochs6.{json,png}``, by ``python
 experiments/imix/image_table.py --tag _epochs6 --runs ...``.
 

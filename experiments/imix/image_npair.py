@@ -11,9 +11,9 @@ cores shared with other jobs, seed 2 at e9897cf, partly on cores shared with tes
 linear top-1 79.5 ± 0.4 (per seed 79.7 / 79.7 / 79.0; mean ± sample std), kNN top-1 74.1 ±
 0.1; 6.4 / 8.7 / 7.5 min per run.
 
-6 epochs (``--config.train.epochs=6``, seeds 0 and 1 at commits 662bfed and ba5fecf (the
-same code), 2026-11-28, 2 AMD EPYC cores, two runs at a time): linear top-1 80.6 ± 0.2 (80.8
-/ 80.5), kNN top-1 76.6 ± 0.2 (15-17 min a run);
+6 epochs (``--config.train.epochs=6``, seeds 0, 1 and 2 at commits 662bfed, ba5fecf and 3dfbeff
+(the same image code), 2026-11-28, 2 AMD EPYC cores, two runs at a time): linear top-1 80.5 ±
+0.2 (80.8 / 80.5 / 80.4), kNN top-1 76.3 ± 0.5 (15-17 min a run);
 ``experiments/imix/results/image_table_epochs6.{json,png}``, by ``python
 experiments/imix/image_table.py --tag _epochs6 --runs ...``.
 
