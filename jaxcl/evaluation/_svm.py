@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numbers
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -130,9 +129,9 @@ def _workers(fn: str, n_jobs, folds: int) -> int:
         return 1
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
         _checks.fail(fn, f"`n_jobs` must be a non-zero integer or None, got {n_jobs!r}")
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    count = int(n_jobs) if n_jobs > 0 else cores + 1 + int(n_jobs)
-    return max(1, min(count, folds))
+    import joblib  # scikit-learn's own parallel backend: the same counting as its n_jobs
+
+    return max(1, min(joblib.effective_n_jobs(int(n_jobs)), folds))
 
 
 def _newton(x, y, train_masks, test_masks, c_grid, inner_folds, workers):
