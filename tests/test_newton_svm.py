@@ -86,6 +86,35 @@ def test_warm_start_gives_the_same_minimiser():
     np.testing.assert_allclose(_fit(x, y, 10.0, _fit(x, y, 0.01)), _fit(x, y, 10.0), atol=1e-9)
 
 
+@pytest.mark.parametrize("seed", [1, 9, 14])
+def test_fit_ends_at_the_minimum_on_an_ill_conditioned_gram_matrix(seed):
+    # Rank-1 ReLU features at scale 300 (64 rows, 120 columns): the computed Newton point is off
+    # the quadratic's minimum by rounding, the exact line search stops short of it with the
+    # active set unchanged, and repeating the same step used to leave w as it was until the
+    # step limit raised (these three seeds did, on the grid's warm-started chain of C).
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=(64, 1))
+    x = 300.0 * np.maximum(z @ rng.normal(size=(1, 120)), 0.0)
+    y = np.where(z[:, 0] + rng.normal(size=64) > 0, 1.0, -1.0)
+    x1 = _newton_svm.design(x)
+    w = None
+    for C in (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1000.0):
+        w = _newton_svm.fit(x1, x1 @ x1.T, y, C, w)
+
+        def objective_and_gradient(v, C=C):
+            r = np.maximum(0.0, 1.0 - y * (x1 @ v))
+            return 0.5 * v @ v + C * np.sum(r**2), v - 2 * C * x1.T @ (y * r)
+
+        polished = scipy.optimize.minimize(
+            objective_and_gradient,
+            w,
+            jac=True,
+            method="L-BFGS-B",
+            options={"maxiter": 20000, "ftol": 1e-16, "gtol": 1e-14},
+        )
+        assert objective_and_gradient(w)[0] <= polished.fun * (1 + 1e-9), C
+
+
 def test_line_search_is_the_exact_minimiser_along_the_direction():
     rng = np.random.default_rng(0)
     margin, yg = rng.normal(size=50), rng.normal(size=50)
