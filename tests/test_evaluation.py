@@ -256,7 +256,9 @@ def test_svm_kfold_matches_sklearn_nested_cross_validation_on_digits():
         warnings.simplefilter("ignore", ConvergenceWarning)
         out = evaluation.svm_kfold_accuracy(x, y, num_folds=5, c_grid=grid, seed=3)
         reference = cross_val_score(
-            GridSearchCV(LinearSVC(random_state=3), {"C": list(grid)}, cv=5, scoring="accuracy"),
+            GridSearchCV(
+                LinearSVC(dual=True, random_state=3), {"C": list(grid)}, cv=5, scoring="accuracy"
+            ),
             x,
             y,
             cv=StratifiedKFold(n_splits=5, shuffle=True, random_state=3),
@@ -270,6 +272,32 @@ def test_svm_kfold_matches_sklearn_nested_cross_validation_on_digits():
         warnings.simplefilter("ignore", ConvergenceWarning)
         parallel = evaluation.svm_kfold_accuracy(x, y, num_folds=5, c_grid=grid, seed=3, n_jobs=2)
     assert parallel["per_fold"] == out["per_fold"] and parallel["best_c"] == out["best_c"]
+
+
+def test_svm_kfold_liblinear_runs_the_dual_solver_the_published_protocol_ran():
+    # More rows than features, small unscaled ReLU-like features: scikit-learn >= 1.5's default
+    # dual='auto' would run liblinear's primal solver here, which reaches other minima for the
+    # larger C than the dual coordinate descent (max_iter 1000) that InfoGraph's code ran.
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=(400, 5))
+    x = 0.05 * np.maximum(z @ rng.normal(size=(5, 32)), 0.0)
+    y = (z[:, 0] + 0.2 * rng.normal(size=400) > 0).astype(np.int32)
+    grid = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1000.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        out = evaluation.svm_kfold_accuracy(x, y, seed=0)
+        folds = StratifiedKFold(n_splits=10, shuffle=True, random_state=0)
+        refs = {
+            dual: cross_val_score(
+                GridSearchCV(LinearSVC(dual=dual, random_state=0), {"C": list(grid)}, cv=5),
+                x,
+                y,
+                cv=folds,
+            )
+            for dual in (True, "auto")
+        }
+    np.testing.assert_allclose(out["per_fold"], refs[True], rtol=0, atol=1e-12)
+    assert not np.allclose(refs["auto"], refs[True])  # the data tells the two solvers apart
 
 
 # -------------------------------------------------------------------- node_logistic_regression

@@ -34,12 +34,16 @@ def svm_kfold_accuracy(
     The graph-classification protocol of InfoGraph that m-Mix follows: for each shuffled
     stratified outer fold, ``GridSearchCV`` over ``C`` in ``c_grid`` with ``inner_folds``-fold
     (stratified, unshuffled) cross-validated accuracy on the training folds, refit on all of
-    them, accuracy on the held-out fold. The classifier is scikit-learn's ``LinearSVC`` with
-    its defaults (squared hinge, one-vs-rest, ``max_iter=1000``), as InfoGraph's
-    ``linearsvc_classify`` and PyGCL's ``SVMEvaluator(linear=True)`` use it; ``random_state``
-    is set from ``seed`` so the liblinear solver is deterministic. Features are not scaled.
-    Runs on the host (scikit-learn); scikit-learn may warn that liblinear did not converge for
-    large C on unscaled features, as it does in those codebases.
+    them, accuracy on the held-out fold. The classifier is scikit-learn's ``LinearSVC`` as
+    InfoGraph's ``linearsvc_classify`` and PyGCL's ``SVMEvaluator(linear=True)`` ran it, with
+    the defaults of the scikit-learn of their time (squared hinge, one-vs-rest,
+    ``max_iter=1000``, ``dual=True``): ``dual=True`` is set explicitly, since scikit-learn 1.5
+    changed the default to ``'auto'``, which runs liblinear's primal solver instead wherever
+    a training set has at least as many rows as features (jaxcl ran that default until
+    2026-11-28, see CHANGELOG). ``random_state`` is set from ``seed`` so the solver is
+    deterministic. Features are not scaled. Runs on the host (scikit-learn); scikit-learn may
+    warn that liblinear did not converge for large C on unscaled features, as it does in those
+    codebases.
 
     ``solver='newton'`` fits the same classifiers (same objective, one-vs-rest, bias column,
     inner folds and choice among tied ``C``) by jaxcl's exact finite Newton method on the Gram
@@ -165,7 +169,7 @@ def _liblinear(x, y, train_masks, test_masks, c_grid, inner_folds, seed, n_jobs)
     per_fold, best_c = [], []
     for train, test in zip(train_masks, test_masks, strict=True):
         search = GridSearchCV(
-            LinearSVC(random_state=seed),
+            LinearSVC(dual=True, random_state=seed),
             {"C": list(c_grid)},
             cv=inner_folds,
             scoring="accuracy",
