@@ -224,6 +224,7 @@ def test_graph_run_scores_with_newton_and_rescore_script_reproduces_it(tmp_path)
     config.data.data_dir = str(DATA)
     config.train.epochs = 1
     config.eval.svm_solver = "newton"
+    config.model.encoder_width = 16  # an override the rescoring must be told (--set)
     results = training.train_and_evaluate(config, str(tmp_path / "run"))
     spec = importlib.util.spec_from_file_location(
         "rescore_svm", REPO / "experiments/mmix/rescore_svm.py"
@@ -232,6 +233,7 @@ def test_graph_run_scores_with_newton_and_rescore_script_reproduces_it(tmp_path)
     spec.loader.exec_module(module)
     argv = ["--config", f"{REPO}/experiments/mmix/graph_mo.py:mutag,quick"]
     argv += ["--workdirs", str(tmp_path / "run"), "--data-dir", str(DATA)]
+    argv += ["--set", "model.encoder_width=16"]
     argv += ["--out", str(tmp_path / "rescore.json")]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -248,3 +250,7 @@ def test_graph_run_scores_with_newton_and_rescore_script_reproduces_it(tmp_path)
     assert draws["min"] <= draws["mean"] <= draws["max"] and len(set(draws["means"])) > 1
     with pytest.raises(SystemExit, match="--fold-seeds 0"):
         module.main([*argv, "--fold-seeds", "0"])
+    with pytest.raises(SystemExit, match="no field 'model.encoder_wdth'"):
+        module.main([*argv, "--set", "model.encoder_wdth=16"])
+    with pytest.raises(SystemExit, match="expected KEY=VALUE"):
+        module.main([*argv, "--set", "model.encoder_width"])

@@ -15,7 +15,8 @@ std, minimum and maximum: how much of a 10-fold number is the draw of its folds 
     python experiments/mmix/rescore_svm.py --config=experiments/mmix/graph_mo.py:imdb_binary,cpu \
         --workdirs /tmp/imdb/mo/seed_0 /tmp/imdb/mo/seed_1 --out /tmp/rescore_mo.json
 
-``--config`` must name the row and data set the runs were trained with; each workdir's
+``--config`` must name the row and data set the runs were trained with, ``--set KEY=VALUE``
+any other overrides they had (``--set model.encoder_width=64``); each workdir's
 ``config.json`` supplies the seed (a run with ``repeats`` keeps one workdir per pretraining,
 ``seed_<k>``). ``JAXCL_DATA_DIR`` or ``--data-dir`` points at the data.
 """
@@ -23,6 +24,7 @@ std, minimum and maximum: how much of a 10-fold number is the draw of its folds 
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib.util
 import json
 import pathlib
@@ -45,6 +47,14 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--fold-seeds", type=int, default=1, help="draws of the outer folds (1: the run's own)"
     )
     parser.add_argument("--data-dir", default=None, help="overrides config.data.data_dir")
+    parser.add_argument(
+        "--set",
+        nargs="+",
+        default=[],
+        metavar="KEY=VALUE",
+        help="config overrides the runs were trained with, as --config.KEY=VALUE gave them "
+        "(e.g. model.encoder_width=64); VALUE read as a Python literal",
+    )
     parser.add_argument("--out", type=pathlib.Path, default=None)
     return parser.parse_args(argv)
 
@@ -56,6 +66,25 @@ def load_config(spec: str):
     module = importlib.util.module_from_spec(module_spec)
     module_spec.loader.exec_module(module)
     return module.get_config(*([arg] if arg else []))
+
+
+def apply_overrides(config, overrides: list[str]) -> None:
+    """``KEY=VALUE`` pairs set on ``config`` (dotted keys, ``VALUE`` a Python literal)."""
+    for item in overrides:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"--set {item!r}: expected KEY=VALUE, e.g. model.encoder_width=64")
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            value = text  # a bare string
+        *parents, leaf = key.split(".")
+        node = config
+        for part in parents:
+            node = getattr(node, part)
+        if leaf not in node:
+            raise SystemExit(f"--set {item!r}: the config has no field {key!r}")
+        setattr(node, leaf, value)
 
 
 def embeddings(config, workdir: pathlib.Path) -> tuple[np.ndarray, np.ndarray]:
@@ -93,6 +122,7 @@ def main(argv=None) -> list[dict]:
         config.repeats = 1
         if args.data_dir:
             config.data.data_dir = args.data_dir
+        apply_overrides(config, args.set)
         x, y = embeddings(config, workdir)
         results = workdir / "results.json"
         recorded = json.loads(results.read_text()).get("test_top1") if results.exists() else None
