@@ -508,6 +508,12 @@ def test_kfold_linear_accuracy_errors(kw, match):
         (dict(c_grid=(1.0, -1.0)), r"`c_grid` must be a finite number > 0, got -1.0"),
         (dict(inner_folds=6), r"`inner_folds` must lie in \[2, 5\]"),
         (dict(y=_Y - 1), r"non-negative class indices, found label -1"),
+        (
+            dict(y=_Y.astype(np.int64) + 2**32),
+            r"`y` must hold class indices within int32, found label 4294967297",
+        ),
+        (dict(n_jobs=0), r"`n_jobs` must be a non-zero integer or None, got 0"),
+        (dict(n_jobs=True, solver="liblinear"), r"`n_jobs` must be .*, got True"),
     ],
 )
 def test_svm_kfold_accuracy_errors(kw, match):
@@ -629,3 +635,26 @@ def test_kmeans_bad_input_is_named():
         evaluation.kmeans_nmi_ari(np.full((5, 3), np.nan), np.zeros(5, int))
     with pytest.raises(ValueError, match="num_clusters` = 9 exceeds"):
         evaluation.kmeans_nmi_ari(x, np.zeros(5, int), num_clusters=9)
+    with pytest.raises(ValueError, match="`labels` must have an integer dtype.*float64"):
+        evaluation.kmeans_nmi_ari(x, np.zeros(5))
+    with pytest.raises(ValueError, match="`seed` must be a non-negative integer, got -1"):
+        evaluation.kmeans_nmi_ari(x, np.zeros(5, int), seed=-1)
+    with pytest.raises(ValueError, match="n_init"):
+        evaluation.kmeans_nmi_ari(x, np.zeros(5, int), n_init=0)
+
+
+def test_svm_kfold_accuracy_takes_bfloat16_and_lists_as_float64():
+    from jaxcl.evaluation import _inputs
+
+    x = np.random.default_rng(0).normal(size=(40, 3))
+    y = (x[:, 0] > 0).astype(np.int32)
+    # a nested list keeps its float64 values; bfloat16 becomes its float64 values
+    listed = _inputs.host_features("f", "x", x.tolist())
+    assert listed.dtype == np.float64 and np.array_equal(listed, x)
+    half = jnp.asarray(x, jnp.bfloat16)
+    widened = _inputs.host_features("f", "x", half)
+    assert widened.dtype == np.float64 and np.array_equal(widened, np.asarray(half, np.float64))
+    # ... which scikit-learn's solver reads (it cannot read bfloat16 arrays)
+    assert evaluation.svm_kfold_accuracy(half, y, num_folds=2) == evaluation.svm_kfold_accuracy(
+        widened, y, num_folds=2
+    )

@@ -173,6 +173,13 @@ def test_wl_kernel_by_hand_and_under_relabelling():
         evaluation.wl_kernel_similarity([path], [path], iterations=0)
     with pytest.raises(ValueError, match="initial"):
         evaluation.wl_kernel_similarity([path], [path], initial="degree")
+    with pytest.raises(ValueError, match=r"`graphs_b\[1\]` has no nodes"):
+        evaluation.wl_kernel_similarity([path, path], [path, _graph([], 0)])
+    # a feature row's dtype and the sign of its zeros do not change its label
+    signed = _graph(edges, 8, np.where(x == 0, -0.0, x).astype(np.float64))
+    np.testing.assert_allclose(
+        evaluation.wl_kernel_similarity([_graph(edges, 8, x)], [signed]), [1.0]
+    )
 
 
 def test_scores_equal_their_definitions():
@@ -202,8 +209,14 @@ def test_scores_equal_their_definitions():
         evaluation.edit_triplet_scores(a, p, n[:5])
     with pytest.raises(ValueError, match="non-empty"):
         evaluation.similarity_scores([], [])
-    with pytest.raises(ValueError, match="NaN or inf"):
-        evaluation.similarity_scores([np.nan], [0.0])
+    with pytest.raises(ValueError, match="`positive_sim` holds nan at index 1"):
+        evaluation.similarity_scores([0.0, np.nan], [0.0, 0.0])
+    with pytest.raises(
+        ValueError, match="edit_triplet_scores: `positives` holds NaN or inf in row 2"
+    ):
+        evaluation.edit_triplet_scores(a, np.where(np.arange(30)[:, None] == 2, np.inf, p), n)
+    with pytest.raises(ValueError, match="`negatives` row 4 is all zeros"):
+        evaluation.edit_triplet_scores(a, p, np.where(np.arange(30)[:, None] == 4, 0.0, n))
 
 
 def _mmix_config(row, arg):

@@ -237,7 +237,8 @@ def test_multilabel_classifier_learns_separable_labels():
     "change, match",
     [
         (dict(y=np.zeros((900,), np.int32)), r"`y` must be \[n, num_classes\] 0/1 labels"),
-        (dict(y=np.full((900, 5), 2)), "`y` must hold only 0 and 1"),
+        (dict(y=np.full((900, 5), 2)), r"`y` must hold only 0 and 1, found 2 at \[0, 0\]"),
+        (dict(y=np.zeros((900, 0))), r"`y` must have at least one class column, got shape"),
         (dict(seeds=[]), "`seeds` is empty"),
         (dict(val_mask=np.arange(900) % 10 < 3), "`train_mask` and `val_mask` overlap in 180"),
         (dict(normalize="max"), "normalize"),

@@ -6,6 +6,7 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from jaxcl import _checks
+from jaxcl.evaluation import _inputs
 
 
 def kmeans_nmi_ari(
@@ -41,6 +42,10 @@ def kmeans_nmi_ari(
         )
     if not np.isfinite(x).all():
         _checks.fail(fn, "`x` holds NaN or inf; the embeddings cannot be clustered")
+    if labels.dtype == bool or not np.issubdtype(labels.dtype, np.integer):
+        _checks.fail(fn, f"`labels` must have an integer dtype (classes), got {labels.dtype}")
+    seed = _inputs.seed(fn, seed)
+    n_init = _checks.positive_int(fn, "n_init", n_init)
     k = len(np.unique(labels)) if num_clusters is None else num_clusters
     k = _checks.positive_int(fn, "num_clusters", k)
     if k > x.shape[0]:

@@ -36,8 +36,10 @@ def similarity_scores(positive_sim: ArrayLike, negative_sim: ArrayLike) -> dict:
             f"`positive_sim` and `negative_sim` must be non-empty [n], got {pos.shape} and "
             f"{neg.shape}",
         )
-    if not (np.isfinite(pos).all() and np.isfinite(neg).all()):
-        _checks.fail("similarity_scores", "the similarities hold NaN or inf")
+    for name, sim in (("positive_sim", pos), ("negative_sim", neg)):
+        bad = np.flatnonzero(~np.isfinite(sim))
+        if bad.size:
+            _checks.fail("similarity_scores", f"`{name}` holds {sim[bad[0]]} at index {bad[0]}")
     labels = np.concatenate([np.ones_like(pos), np.zeros_like(neg)])
     return {
         "triplet_acc": float(np.mean(pos > neg)),
@@ -72,6 +74,16 @@ def edit_triplet_scores(anchors: ArrayLike, positives: ArrayLike, negatives: Arr
             f"`anchors`, `positives` and `negatives` must be [n, dim] of one shape, got "
             f"{a.shape}, {p.shape} and {n.shape}",
         )
+    for name, x in (("anchors", a), ("positives", p), ("negatives", n)):
+        if not np.isfinite(x).all():
+            row = int(np.flatnonzero(~np.isfinite(x).all(axis=1))[0])
+            _checks.fail("edit_triplet_scores", f"`{name}` holds NaN or inf in row {row}")
+        zero = np.flatnonzero(~x.any(axis=1))
+        if zero.size:
+            _checks.fail(
+                "edit_triplet_scores",
+                f"`{name}` row {zero[0]} is all zeros: its cosine similarity is undefined",
+            )
     return similarity_scores(_cosine(a, p), _cosine(a, n))
 
 
@@ -93,7 +105,8 @@ def _wl_histograms(graphs: Sequence[Graph], iterations: int, initial: str) -> li
         if initial == "constant":
             rows = [b""] * g.num_nodes
         else:
-            rows = [row.tobytes() for row in g.node_features]
+            # float64 and + 0.0 (which makes -0.0 into 0.0): equal values, equal labels
+            rows = [(row + 0.0).tobytes() for row in np.asarray(g.node_features, np.float64)]
         labels.append([table.setdefault(("x", row), len(table)) for row in rows])
     for step in range(iterations + 1):
         for k in range(len(graphs)):
@@ -146,6 +159,13 @@ def wl_kernel_similarity(
         )
     iterations = _checks.positive_int("wl_kernel_similarity", "iterations", iterations)
     _checks.one_of("wl_kernel_similarity", "initial", initial, ("features", "constant"))
+    for name, graphs in (("graphs_a", graphs_a), ("graphs_b", graphs_b)):
+        empty = [k for k, g in enumerate(graphs) if g.num_nodes == 0]
+        if empty:
+            _checks.fail(
+                "wl_kernel_similarity",
+                f"`{name}[{empty[0]}]` has no nodes: its normalised kernel is undefined",
+            )
     hists = _wl_histograms(list(graphs_a) + list(graphs_b), iterations, initial)
     ha, hb = hists[: len(graphs_a)], hists[len(graphs_a) :]
     return np.array(

@@ -16,6 +16,8 @@ import numpy as np
 
 from jaxcl import _checks
 
+_INT32 = np.iinfo(np.int32)
+
 
 def features(fn: str, name: str, x) -> jax.Array:
     """A non-empty, finite ``[n, dim]`` floating array, as float32 on the default device."""
@@ -27,9 +29,15 @@ def features(fn: str, name: str, x) -> jax.Array:
 
 
 def host_features(fn: str, name: str, x) -> np.ndarray:
-    """A non-empty, finite ``[n, dim]`` floating array, as a host NumPy array."""
+    """A non-empty, finite ``[n, dim]`` floating array, as a host float64 NumPy array (what
+    scikit-learn and the Newton SVM compute in; also for bfloat16 or float16 input)."""
+    if not hasattr(x, "dtype") or not hasattr(x, "shape"):
+        try:  # nested lists stay float64 on the host (the checks below would make float32)
+            x = np.asarray(x)
+        except (TypeError, ValueError):
+            pass  # left to the checks' message
     x = _checks.embeddings(fn, name, x)
-    x = np.asarray(x)
+    x = np.asarray(x, dtype=np.float64)
     if not np.all(np.isfinite(x)):
         _checks.fail(fn, f"`{name}` contains NaN or infinite values (shape {x.shape})")
     return x
@@ -52,6 +60,9 @@ def labels(
             f"`{name}` has {y.shape[0]} labels but `{rows_name}` has {num_rows} rows; "
             "they must match",
         )
+    if y.size and (int(y.min()) < _INT32.min or int(y.max()) > _INT32.max):
+        bad = int(y.min()) if int(y.min()) < _INT32.min else int(y.max())
+        _checks.fail(fn, f"`{name}` must hold class indices within int32, found label {bad}")
     if num_classes is not None and y.size:
         low, high = int(y.min()), int(y.max())
         if low < 0 or high >= num_classes:

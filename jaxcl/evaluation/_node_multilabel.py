@@ -99,8 +99,12 @@ def _multi_hot(fn: str, y, n: int) -> np.ndarray:
             f"`y` must be [n, num_classes] 0/1 labels with n = {n} (the rows of `x`), got "
             f"shape {y.shape}",
         )
-    if y.shape[1] == 0 or (y.size and not np.isin(y, (0, 1)).all()):
-        _checks.fail(fn, "`y` must hold only 0 and 1, with at least one class column")
+    if y.shape[1] == 0:
+        _checks.fail(fn, f"`y` must have at least one class column, got shape {y.shape}")
+    outside = ~np.isin(y, (0, 1))
+    if outside.any():
+        row, col = np.argwhere(outside)[0]
+        _checks.fail(fn, f"`y` must hold only 0 and 1, found {y[row, col].item()!r} at [{row}, {col}]")
     return y.astype(np.float32)
 
 

@@ -111,8 +111,8 @@ def svm_kfold_accuracy(
             f"training set), got {inner_folds}",
         )
 
+    workers = _workers(fn, n_jobs, len(train_masks))  # checks n_jobs for either solver
     if solver == "newton":
-        workers = _workers(fn, n_jobs, len(train_masks))
         per_fold, best_c = _newton(x, y, train_masks, test_masks, c_grid, inner_folds, workers)
     else:
         per_fold, best_c = _liblinear(
