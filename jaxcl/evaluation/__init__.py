@@ -1,10 +1,13 @@
 """Evaluation protocols for frozen representations: linear probes, k-fold, SVM, node LR, kNN.
 
-Every function takes frozen features ``[n, dim]`` (host NumPy or jax arrays) and integer
-labels ``[n]`` and returns accuracies in [0, 1]. The classifiers are trained in JAX, each
-training run one compiled program on the default device (a GPU/TPU when there is one);
-``svm_kfold_accuracy`` runs on the host (scikit-learn's liblinear, or jaxcl's exact Newton
-solver of the same SVM with ``solver='newton'``). Results are deterministic given ``seed``.
+The classifiers take frozen features ``[n, dim]`` (host NumPy or jax arrays) and integer
+labels ``[n]`` and return accuracies in [0, 1]; the multi-label classifier takes ``[n, C]``
+0/1 labels and returns micro-F1, the clustering NMI and ARI (ARI can be negative), the edit
+triplets an accuracy and an AUC. The classifiers are trained in JAX, each training run one
+compiled program on the default device (a GPU/TPU when there is one); ``svm_kfold_accuracy``
+runs on the host (scikit-learn's liblinear, or jaxcl's exact Newton solver of the same SVM
+with ``solver='newton'``), as do the clustering and the edit triplets' scores. Results are
+deterministic given ``seed``.
 
 * :func:`linear_probe` -- SimCLR/DACL linear evaluation: minibatch LARS/SGD/Adam, cosine decay.
 * :func:`kfold_linear_accuracy` -- DACL's graph protocol: full-batch Adam, stratified 10-fold.
