@@ -104,7 +104,9 @@ def _multi_hot(fn: str, y, n: int) -> np.ndarray:
     outside = ~np.isin(y, (0, 1))
     if outside.any():
         row, col = np.argwhere(outside)[0]
-        _checks.fail(fn, f"`y` must hold only 0 and 1, found {y[row, col].item()!r} at [{row}, {col}]")
+        _checks.fail(
+            fn, f"`y` must hold only 0 and 1, found {y[row, col].item()!r} at [{row}, {col}]"
+        )
     return y.astype(np.float32)
 
 
