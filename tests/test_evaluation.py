@@ -475,6 +475,9 @@ def _probe(**kw):
         (dict(train_x=np.zeros((0, 3), np.float32), train_y=_Y[:0]), r"`train_x` is an empty"),
         (dict(train_x=_X.astype(np.int32)), r"`train_x` must have a floating dtype"),
         (dict(test_x=np.full((20, 3), np.nan, np.float32)), r"`test_x` contains NaN"),
+        (dict(test_x=np.full((20, 3), np.inf)), r"`test_x` contains NaN"),
+        # finite in float64 but not in float32: named as such, not as an infinity
+        (dict(train_x=np.full((20, 3), 1e300)), r"`train_x` holds values beyond float32"),
         (dict(seed=-1), r"`seed` must be a non-negative integer"),
     ],
 )

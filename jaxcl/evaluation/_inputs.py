@@ -22,10 +22,20 @@ _INT32 = np.iinfo(np.int32)
 def features(fn: str, name: str, x) -> jax.Array:
     """A non-empty, finite ``[n, dim]`` floating array, as float32 on the default device."""
     x = _checks.embeddings(fn, name, x)
-    x = jnp.asarray(x, jnp.float32)
-    if not bool(jnp.all(jnp.isfinite(x))):
+    xp = np if isinstance(x, np.ndarray) else jnp  # checked in the input's own precision
+    if not bool(xp.all(xp.isfinite(x))):
         _checks.fail(fn, f"`{name}` contains NaN or infinite values (shape {tuple(x.shape)})")
-    return x
+    with np.errstate(over="ignore"):  # overflow is reported below, by name
+        x32 = jnp.asarray(x, jnp.float32)
+    if not bool(jnp.all(jnp.isfinite(x32))):
+        big = float(xp.max(xp.abs(x)))
+        _checks.fail(
+            fn,
+            f"`{name}` holds values beyond float32's range (largest magnitude {big:.3g}, "
+            f"float32's maximum {float(jnp.finfo(jnp.float32).max):.3g}); these "
+            "evaluations compute in float32: rescale the features",
+        )
+    return x32
 
 
 def host_features(fn: str, name: str, x) -> np.ndarray:
