@@ -1,7 +1,8 @@
 """Benchmark: the graph protocol's linear-SVM search, scikit-learn's liblinear vs jaxcl's Newton.
 
 ``jaxcl.evaluation.svm_kfold_accuracy`` (InfoGraph's protocol, which m-Mix and MVGRL follow:
-10 stratified outer folds, ``C`` in {1e-3, ..., 1e3} by 5-fold grid search, ``LinearSVC``) with
+10 stratified outer folds, ``C`` in {1e-3, ..., 1e3} by 5-fold grid search, ``LinearSVC`` with
+liblinear's dual solver, as InfoGraph's code ran it) with
 ``solver='liblinear'`` (scikit-learn, ``n_jobs=-1``) and ``solver='newton'`` (the exact
 minimiser of the same objective). Features are synthetic and shaped like the graph embeddings
 the protocol scores (unscaled, correlated, row norms spread by graph size; see
@@ -16,7 +17,8 @@ MVGRL row's four layers of 512).
 
 Usage (from the repository root):
 
-  python experiments/benchmarks/svm_benchmark.py            # ~15-25 min on 2 cores
+  python experiments/benchmarks/svm_benchmark.py            # all three settings
+  python experiments/benchmarks/svm_benchmark.py --settings imdb_binary imdb_multi  # 2.3 min
   python experiments/benchmarks/svm_benchmark.py --quick    # 300 x 64, seconds
   python experiments/benchmarks/svm_benchmark.py --settings imdb_binary --solvers newton
 
