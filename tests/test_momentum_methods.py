@@ -176,11 +176,54 @@ def test_byol_after_update_follows_the_run_length():
     )
 
 
+def test_byol_after_update_refuses_an_unknown_run_length():
+    # without the run's length the cosine schedule has no end: refused, not tau = 1 forever
+    method = _method("byol")
+    model = _byol_model()
+    extra = method.init_extra(model, jax.random.key(0))
+    params = nnx.state(model, nnx.Param)
+    with pytest.raises(ValueError, match="`total_steps` is None"):
+        method.after_update(
+            params=params, model_state=None, extra=extra, outputs=None, step=jnp.int32(0)
+        )
+
+
+def _head_layers(head):
+    """(linear has a bias, followed by batch norm) for each layer of an MLP head."""
+    return [(lin.bias is not None, i < len(head.norms)) for i, lin in enumerate(head.linears)]
+
+
+@pytest.mark.parametrize("name", ["moco", "imix_moco", "byol", "imix_byol", "simclr"])
+def test_heads_follow_imix_code_output_batch_norm(name):
+    # i-Mix's code: MoCo and BYOL heads (`--proj mlpbn1 --pred mlpbn1`) end in a plain Linear
+    # with a bias; SimCLR / N-pair (`--proj mlpbn`) end in Linear -> BN
+    config = training.base_config("cifar10", name)
+    config.model.head_width = 16
+    config.model.embed_dim = 8
+    method = methods.get(name)(config)
+    model = method.build(methods.DataSpec("image", 0, 10, (8, 8, 3)), nnx.Rngs(0))
+    heads = [model.head] + ([model.predictor] if "byol" in name else [])
+    for head in heads:
+        depth = len(head.linears)
+        if name == "simclr":
+            assert _head_layers(head) == [(False, True)] * depth
+        else:
+            assert _head_layers(head) == [(False, True)] * (depth - 1) + [(True, False)]
+    # the option is the config's: MoCo with `head_output_norm=True` gets SimCLR's head
+    if name == "moco":
+        config.model.head_output_norm = True
+        model = methods.get(name)(config).build(
+            methods.DataSpec("image", 0, 10, (8, 8, 3)), nnx.Rngs(0)
+        )
+        assert _head_layers(model.head) == [(False, True), (False, True)]
+
+
 @pytest.mark.parametrize(
     "name, key, value, match",
     [
         ("moco", "momentum", 1.0, r"momentum = 1.0: expected a number in \[0, 1\)"),
-        ("moco", "queue_size", -1, "queue_size = -1: expected an int >= 0"),
+        ("moco", "queue_size", -1, "queue_size = -1: expected an int >= 1"),
+        ("moco", "queue_size", 0, "queue_size = 0: expected an int >= 1"),
         ("imix_moco", "mix", "cutout", "mix = 'cutout': expected one of"),
         ("imix_byol", "alpha", 0.0, "alpha = 0.0: expected > 0"),
         ("byol", "base_momentum", -0.1, "base_momentum = -0.1"),

@@ -23,9 +23,17 @@ Where we differ, and why:
   official code keeps 0.999 fixed), its loss is symmetric (BYOL's; the official code's is
   one-directional), and its views are BYOL's own (blur 1.0 / 0.1, solarise 0 / 0.2)
   rather than the MoCo views the official code reuses.
-* Batch norm is global instead of MoCo's shuffle-BN (see :mod:`jaxcl.methods._momentum`).
+* Batch norm is global, without MoCo's shuffle-BN, so the leak that shuffle-BN removes is
+  present in the MoCo rows (see :mod:`jaxcl.methods._momentum`).
 * i-Mix's mixup draws one ``lam ~ Beta(alpha, alpha)`` per batch (the paper's Algorithm 1);
-  the official code draws one per sample and takes ``max(lam, 1 - lam)``.
+  the official code draws one per sample and takes ``max(lam, 1 - lam)``. CutMix likewise
+  draws one box per batch from ``lam ~ Beta(alpha, alpha)`` without the official code's
+  ``max(lam, 1 - lam)``, so its box may cover more than half of the image (the virtual
+  labels use the area actually kept either way).
+* The heads follow the official code's per row: N-pair's projection head ends in batch norm
+  (``--proj mlpbn``), MoCo's and BYOL's projector and BYOL's predictor end in a plain linear
+  layer with a bias (``--proj mlpbn1 --pred mlpbn1``; ``model.head_output_norm=False``, since
+  2026-11-28: the MoCo and BYOL rows measured before then had batch norm on that layer too).
 * Linear evaluation: 100 epochs at batch 256 with crop + flip, SGD lr 10 with cosine decay
   (the official code sweeps seven learning rates with a step schedule and keeps the last
   epoch's accuracy).

@@ -168,7 +168,12 @@ class Method:
         m = self.config.model
         encoder, width = build_encoder(m, spec, rngs)
         head = models.projection_head(
-            width, depth=m.head_depth, width=m.head_width, out_dim=m.embed_dim, rngs=rngs
+            width,
+            depth=m.head_depth,
+            width=m.head_width,
+            out_dim=m.embed_dim,
+            output_norm=m.get("head_output_norm", True),
+            rngs=rngs,
         )
         return models.ContrastiveModel(encoder, head)
 

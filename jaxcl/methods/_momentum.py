@@ -6,12 +6,18 @@ update (:meth:`Method.after_update`). The target runs in training mode, so its b
 uses the statistics of the batch it sees; its running averages are never used (only the
 online encoder is evaluated) and are not kept.
 
-Batch norm and MoCo's shuffle-BN: MoCo shuffles the key batch across GPUs because each GPU's
-batch norm sees only its own sub-batch, and statistics of a sub-batch that holds a query's
-own positive leak a signal between them. Here batch norm is over the global batch (the
-arrays are global under ``jit``; one set of statistics for all devices, as SimCLR's global
-BN and MoCo v3's SyncBN), so no sub-batch's statistics are tied to its queries and there is
-nothing to shuffle. The query and key batches still get separate statistics (two calls).
+Batch norm and MoCo's shuffle-BN: batch norm here is over the global batch (the arrays are
+global under ``jit``; one set of statistics for all devices, as SimCLR's global BN and MoCo
+v3's SyncBN), and the query and key batches get separate statistics (two calls). MoCo
+shuffles the key batch across GPUs so that a query and its positive key are normalised with
+statistics of *different* sub-batches; otherwise the statistics, computed over the same
+images in both calls, carry a signal from which the model can pick out the positive (He et
+al. 2020, Sec. 3.3, report a lower accuracy without the shuffle). Global batch norm does not
+remove that leak: the two calls normalise two views of the same global batch, so jaxcl's
+MoCo runs as MoCo without shuffle-BN (with i-Mix's ``N x (N + K)`` logits the in-batch
+negatives share those statistics too, which dilutes the signal). Removing it would take
+batch norm over groups of the batch with the key batch shuffled between groups; jaxcl does
+not do that. BYOL (no negatives) passes both views through one batch of ``2N``.
 
 MoCo v2 (He et al. 2020; Chen et al. 2020): the query network (encoder + 2-layer head) on
 the first view, the EMA key network (constant momentum ``momentum``) on the second; InfoNCE
@@ -93,14 +99,22 @@ class MoCo(ImageViewsMethod):
         "queue_size": 4096,
         **IMAGE_VIEW_DEFAULTS,
     }
-    model_defaults = {"head_depth": 2, "head_width": 2048, "embed_dim": 128}
+    # i-Mix's code (`--proj mlpbn1`): no batch norm on the head's output layer
+    model_defaults = {
+        "head_depth": 2,
+        "head_width": 2048,
+        "embed_dim": 128,
+        "head_output_norm": False,
+    }
 
     def __init__(self, config):
         super().__init__(config)
         _check_momentum("momentum", self.hp.momentum)
-        if isinstance(self.hp.queue_size, bool) or self.hp.queue_size < 0:
+        size = self.hp.queue_size
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise ValueError(
-                f"config.method.queue_size = {self.hp.queue_size!r}: expected an int >= 0"
+                f"config.method.queue_size = {size!r}: expected an int >= 1 (the number of "
+                "past keys kept as negatives)"
             )
 
     def init_extra(self, model, key):
@@ -211,7 +225,13 @@ class BYOL(Method):
 
     name = "byol"
     defaults = {"base_momentum": 0.99}
-    model_defaults = {"head_depth": 2, "head_width": 4096, "embed_dim": 256}
+    # i-Mix's code (`--proj mlpbn1 --pred mlpbn1`): no batch norm on the output layers
+    model_defaults = {
+        "head_depth": 2,
+        "head_width": 4096,
+        "embed_dim": 256,
+        "head_output_norm": False,
+    }
     data_kinds = ("image",)
     image_views = 2
 
@@ -222,11 +242,22 @@ class BYOL(Method):
     def build(self, spec, rngs):
         m = self.config.model
         encoder, width = build_encoder(m, spec, rngs)
+        norm = m.head_output_norm
         head = models.projection_head(
-            width, depth=m.head_depth, width=m.head_width, out_dim=m.embed_dim, rngs=rngs
+            width,
+            depth=m.head_depth,
+            width=m.head_width,
+            out_dim=m.embed_dim,
+            output_norm=norm,
+            rngs=rngs,
         )
         predictor = models.projection_head(
-            m.embed_dim, depth=2, width=m.head_width, out_dim=m.embed_dim, rngs=rngs
+            m.embed_dim,
+            depth=2,
+            width=m.head_width,
+            out_dim=m.embed_dim,
+            output_norm=norm,
+            rngs=rngs,
         )
         return BYOLModel(encoder, head, predictor)
 
@@ -251,7 +282,12 @@ class BYOL(Method):
         return loss, {"loss": loss, "lam": lam_a}
 
     def after_update(self, *, params, model_state, extra, outputs, step):
-        total = self.total_steps or 1
+        if self.total_steps is None:
+            raise ValueError(
+                "BYOL.after_update: `total_steps` is None; the momentum schedule spans the "
+                "run's steps, so set `method.total_steps` (the trainer does) before training"
+            )
+        total = self.total_steps
         tau = cosine_momentum(step, self.hp.base_momentum, total)
         return {"target": _ema(extra["target"], params, tau)}
 

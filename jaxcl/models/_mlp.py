@@ -22,6 +22,8 @@ class MLP(nnx.Module):
         which batch norm would cancel).
       final_activation: ReLU after the last layer too. Encoders keep it; projection heads
         end with ``Linear -> BatchNorm`` (SimCLR v2's head).
+      final_norm: batch norm after the last layer (with ``batch_norm``). False: the last layer
+        is a plain ``Linear`` with a bias (MoCo v2's and BYOL's heads in i-Mix's code).
       bn_momentum: decay of the batch-norm running averages.
       rngs: ``nnx.Rngs`` for the initial weights.
     """
@@ -33,6 +35,7 @@ class MLP(nnx.Module):
         *,
         batch_norm: bool = True,
         final_activation: bool = True,
+        final_norm: bool = True,
         bn_momentum: float = BN_MOMENTUM,
         rngs: nnx.Rngs,
     ):
@@ -40,23 +43,27 @@ class MLP(nnx.Module):
             raise ValueError("MLP: `widths` must name at least one layer, got an empty sequence")
         self.final_activation = final_activation
         sizes = [in_features, *widths]
+        normed = [batch_norm] * len(widths)
+        normed[-1] = batch_norm and final_norm
         self.linears = nnx.List(
             [
-                nnx.Linear(a, b, use_bias=not batch_norm, rngs=rngs)
-                for a, b in zip(sizes[:-1], sizes[1:], strict=True)
+                nnx.Linear(a, b, use_bias=not bn, rngs=rngs)
+                for a, b, bn in zip(sizes[:-1], sizes[1:], normed, strict=True)
             ]
         )
         self.norms = nnx.List(
-            [nnx.BatchNorm(b, momentum=bn_momentum, rngs=rngs) for b in widths]
-            if batch_norm
-            else []
+            [
+                nnx.BatchNorm(b, momentum=bn_momentum, rngs=rngs)
+                for b, bn in zip(widths, normed, strict=True)
+                if bn
+            ]
         )
 
     def __call__(self, x: jax.Array) -> jax.Array:
         last = len(self.linears) - 1
         for i, linear in enumerate(self.linears):
             x = linear(x)
-            if self.norms:
+            if i < len(self.norms):  # every layer's norm, or all but the last's
                 x = self.norms[i](x)
             if i < last or self.final_activation:
                 x = nnx.relu(x)
@@ -91,9 +98,22 @@ def mlp_encoder(in_features: int, *, depth: int, width: int, rngs: nnx.Rngs, **k
 
 
 def projection_head(
-    in_features: int, *, depth: int, width: int, out_dim: int, rngs: nnx.Rngs, **kw
+    in_features: int,
+    *,
+    depth: int,
+    width: int,
+    out_dim: int,
+    output_norm: bool = True,
+    rngs: nnx.Rngs,
+    **kw,
 ) -> MLP:
-    """``depth`` layers ending in ``out_dim`` units, BN everywhere, no ReLU on the output."""
+    """``depth`` layers ending in ``out_dim`` units, no ReLU on the output; BN after every
+    layer, or (``output_norm=False``) after every layer but the last, which keeps its bias."""
     return MLP(
-        in_features, (width,) * (depth - 1) + (out_dim,), final_activation=False, rngs=rngs, **kw
+        in_features,
+        (width,) * (depth - 1) + (out_dim,),
+        final_activation=False,
+        final_norm=output_norm,
+        rngs=rngs,
+        **kw,
     )
