@@ -261,13 +261,43 @@ def test_op_threshold_changes_the_mix_and_wp_ignores_it():
     assert not np.allclose(got, mixers.mo_mix(z_a))
 
 
+@pytest.mark.parametrize("self_loop_weight", [1.0, 2.0])
+def test_propagate_mixes_with_the_adjacency_views_normalised_matrix(self_loop_weight):
+    # z_hat = D^-1/2 (A + w I) D^-1/2 z, against a dense NumPy matrix; with diversity the
+    # model has the projections and the loss adds Eq. 6 (the script as first published)
+    method, model, inputs = _setup(
+        mixing="propagate", diversity=0.5, self_loop_weight=self_loop_weight
+    )
+    z_a, z_b = model.embed(inputs)
+    g = inputs.graph
+    n = z_a.shape[0]
+    a = np.zeros((n, n))
+    a[np.asarray(g.receivers), np.asarray(g.senders)] = 1.0
+    a += self_loop_weight * np.eye(n)
+    d = 1.0 / np.sqrt(a.sum(1))
+    want = (d[:, None] * a * d[None, :]) @ np.asarray(z_a, np.float64)
+    np.testing.assert_allclose(method.mix(model, z_a, g, jax.random.key(0)), want, rtol=2e-5)
+    loss, metrics = method.loss(model, inputs, jax.random.key(0), {})
+    p_m, p_n = model.projections()
+    ref = losses.mmix_node_loss(model.g(jnp.asarray(want, jnp.float32)), z_b)
+    ref += 0.5 * losses.mmix_diversity_loss(z_a, p_m, p_n)
+    np.testing.assert_allclose(loss, ref, rtol=1e-5)
+    assert "diversity_loss" in metrics
+    # without the diversity loss: no projections
+    _, plain, _ = _setup(mixing="propagate", diversity=0.0)
+    assert plain.p_m is None
+
+
 @pytest.mark.parametrize(
     ("hp", "message"),
     [
         (
             dict(mixing="gat"),
-            r"config.method.mixing = 'gat'.*\['random', 'binary', 'mo', 'mp', 'none'\]",
+            r"config.method.mixing = 'gat'.*\['random', 'binary', 'mo', 'mp', 'none', "
+            r"'propagate'\]",
         ),
+        (dict(mixing="propagate", partners="op"), r"'propagate' weighs.*got 'op' and 0.0"),
+        (dict(mixing="propagate", mix_dropout=0.1), r"'propagate' weighs.*got 'wp' and 0.1"),
         (dict(partners="knn"), r"config.method.partners = 'knn'"),
         (dict(mixing="mo", diversity=1.0), r"diversity = 1.0.*mixing='mo'"),
         (dict(mixing="random", diversity=-1.0), r"diversity = -1.0.*mixing='random'"),

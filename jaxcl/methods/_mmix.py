@@ -16,6 +16,11 @@ from jaxcl.methods._windows import draw_windows, over_windows
 # "none": no mixing (z_hat = z, then g): the control that separates the mixing's effect
 # from the objective's and g's, which the paper does not report.
 MIXINGS = ("random", "binary", "mo", "mp", "none")
+# Node level also "propagate": z_hat = P z with the adjacency view's normalised matrix P as
+# fixed weights (the official node script as first published, before its attention was used).
+NODE_MIXINGS = (*MIXINGS, "propagate")
+# the mixings whose model has the projections p_m, p_n (and so may add the diversity loss)
+DIVERSITY_MIXINGS = ("mp", "propagate")
 EVAL_FEATURES = ("mixed", "encoder")
 # The node objective's negatives: Eq. 7's both views ("both") or the other view's only, as
 # the official node script contrasts ("cross").
@@ -53,9 +58,9 @@ class MixHead(nnx.Module):
         return self.p_m.kernel[...], self.p_n.kernel[...]
 
 
-def check_mixing(name: str, hp) -> None:
+def check_mixing(name: str, hp, choices=MIXINGS) -> None:
     """ValueError naming the first bad m-Mix hyperparameter of ``config.method``."""
-    check_choice(name, "mixing", hp.mixing, MIXINGS)
+    check_choice(name, "mixing", hp.mixing, choices)
     if not 0.0 <= hp.self_weight <= 1.0:
         raise ValueError(f"config.method.self_weight = {hp.self_weight!r}: expected [0, 1]")
     if not hp.temperature > 0:
@@ -63,10 +68,10 @@ def check_mixing(name: str, hp) -> None:
     # diversity > 0: the paper's Eq. 6 (the projections pushed apart, as the official node
     # script); < 0: the official graph script's sign (its distance added to the loss, so the
     # projections are pulled together).
-    if hp.diversity and hp.mixing != "mp":
+    if hp.diversity and hp.mixing not in DIVERSITY_MIXINGS:
         raise ValueError(
-            f"config.method.diversity = {hp.diversity!r}: expected 0 unless mixing='mp' "
-            f"(got mixing={hp.mixing!r}; only mp-mix has projections)"
+            f"config.method.diversity = {hp.diversity!r}: expected 0 unless mixing is one of "
+            f"{DIVERSITY_MIXINGS} (got mixing={hp.mixing!r}; only those have projections)"
         )
 
 
@@ -88,7 +93,7 @@ def mix_with(hp, head: MixHead, z: jax.Array, key: jax.Array, **partners) -> jax
 def with_diversity(hp, head, z, loss, metrics, *, where=None):
     """``(loss, metrics)`` with ``hp.diversity`` times the diversity loss (Eq. 6) of ``z``
     under ``head``'s projections added for mp-mix (and ``metrics['loss']`` set)."""
-    if hp.mixing == "mp" and hp.diversity:
+    if hp.mixing in DIVERSITY_MIXINGS and hp.diversity:
         div = losses.mmix_diversity_loss(z, *head.projections(), where=where)
         metrics["diversity_loss"] = div
         loss = loss + hp.diversity * div
@@ -151,6 +156,11 @@ class MVGRLMix(MVGRL):
     * mo-mix keeps ``self_weight`` (C) for the row itself and shares ``1 - C`` over the
       partners; mp-mix and random-mix put the row itself in their softmax (see
       :mod:`jaxcl.mixers`);
+    * ``mixing='propagate'`` (not a row of the paper): the weights are the adjacency view's
+      own normalised matrix instead of a softmax, ``z_hat = P z``; with ``mix_at=
+      'pre_activation'`` that is ``PReLU(g(P (P X W + b)))``, the official node script as
+      first published (its attention computed, unused), and ``diversity`` > 0 adds Eq. 6
+      on ``p_m``, ``p_n`` as that script did;
     * ``mixing='mp'`` with ``diversity=0`` is the "mp-mix w/o div" row. The diversity loss is
       minimised with the paper's sign (the projections pushed apart), as the node script;
       a negative ``diversity`` gives the official graph script's sign (pulled together);
@@ -197,8 +207,13 @@ class MVGRLMix(MVGRL):
     def __init__(self, config):
         super().__init__(config)
         hp = self.hp
-        check_mixing(self.name, hp)
+        check_mixing(self.name, hp, NODE_MIXINGS)
         check_choice(self.name, "partners", hp.partners, PARTNERS)
+        if hp.mixing == "propagate" and (hp.partners != "wp" or hp.mix_dropout):
+            raise ValueError(
+                f"config.method.mixing = 'propagate' weighs the graph's edges: expected "
+                f"partners='wp' and mix_dropout=0, got {hp.partners!r} and {hp.mix_dropout!r}"
+            )
         check_choice(self.name, "eval_features", hp.eval_features, EVAL_FEATURES)
         check_choice(self.name, "negatives", hp.negatives, NODE_NEGATIVES)
         if hp.block_size < 0:
@@ -225,7 +240,8 @@ class MVGRLMix(MVGRL):
             mvgrl.adjacency,
             mvgrl.diffusion,
             width,
-            projections=self.hp.mixing == "mp",
+            projections=self.hp.mixing == "mp"
+            or (self.hp.mixing == "propagate" and bool(self.hp.diversity)),
             pre_activation=self.hp.mix_at == "pre_activation",
             rngs=rngs,
         )
@@ -244,6 +260,8 @@ class MVGRLMix(MVGRL):
         its edges, of which only those in ``edge_mask`` count when given); with ``train``,
         ``mix_dropout`` of the mixing weights dropped."""
         hp = self.hp
+        if hp.mixing == "propagate":
+            return self.propagate(z, graph, edge_mask)
         extra = {}
         if train and hp.mix_dropout and hp.mixing != "none":
             key, k_drop = jax.random.split(key)
@@ -257,6 +275,21 @@ class MVGRLMix(MVGRL):
             if hp.block_size:
                 kw["block_size"] = hp.block_size
         return mix_with(hp, model, z, key, **kw, **extra)
+
+    def propagate(self, z: jax.Array, graph, edge_mask=None) -> jax.Array:
+        """``P z``: ``z`` propagated over the graph's edges (those in ``edge_mask``) with the
+        adjacency view's GCN weights ``D^-1/2 (A + w I) D^-1/2`` (``self_loop_weight`` w)."""
+        n = z.shape[0]
+        edge_coef, self_coef = graphs.gcn_normalization(
+            graph.senders,
+            graph.receivers,
+            n,
+            edge_mask=edge_mask,
+            add_self_loops=self.hp.self_loop_weight,
+        )
+        messages = edge_coef[:, None].astype(z.dtype) * z[graph.senders]
+        out = jax.ops.segment_sum(messages, graph.receivers, num_segments=n)
+        return out + self_coef[:, None].astype(z.dtype) * z
 
     def branch(self, model: MMixNodeModel, z: jax.Array, *mix_args, **mix_kwargs) -> jax.Array:
         """The mixed branch ``g(mix(z))`` (``mix_args``: :meth:`mix`'s after ``z``), with the
