@@ -176,7 +176,9 @@ def test_gaussian_blur_matches_scipy(sigma, size):
 
 
 def test_default_kernel_is_a_tenth_of_the_side_and_odd():
-    assert [augment.default_kernel_size(s) for s in (224, 96, 32, 28)] == [23, 11, 3, 3]
+    # SimCLR's data_util: kernel = side // 10, radius = kernel // 2, size = 2 radius + 1
+    sides = (224, 256, 96, 64, 32, 28)
+    assert [augment.default_kernel_size(s) for s in sides] == [23, 25, 9, 7, 3, 3]
 
 
 # --------------------------------------------------------------------------------------------

@@ -226,6 +226,17 @@ def test_paper_configs_run_on_mock_data(tmp_path, path, arg):
     assert 0.0 <= results["test_top1"] <= 1.0
 
 
+def test_image_size_other_than_a_fixed_size_sets_own_is_refused(tmp_path):
+    # the views of CIFAR's 32x32 images keep their side; a probe at 64 would not match
+    import tensorflow_datasets as tfds
+
+    config = _shrink(_load("experiments/dacl/image_simclr.py", "cifar10"))
+    config.data.image_size = 64
+    with tfds.testing.mock_data(num_examples=16, policy=tfds.testing.MockPolicy.USE_CODE):
+        with pytest.raises(training.ConfigError, match=r"image_size = 64: .*expected 0 or 32"):
+            training.train_and_evaluate(config, str(tmp_path))
+
+
 def test_dacl_table_1_cifar10_column_runs_on_mock_data(tmp_path):
     import tensorflow_datasets as tfds
 

@@ -10,9 +10,10 @@ from jaxcl.augment._color import image_array, interval
 
 
 def default_kernel_size(side: int) -> int:
-    """SimCLR's kernel: 10% of the image side, made odd (23 at 224, 3 at 32)."""
-    size = max(3, int(round(0.1 * side)))
-    return size if size % 2 else size + 1
+    """SimCLR's and BYOL's kernel: ``2 * (k // 2) + 1`` for ``k = side // 10`` (23 at 224,
+    9 at 96, 25 at 256), at least 3 (3 at 32 and 28)."""
+    radius = (side // 10) // 2
+    return max(3, 2 * radius + 1)
 
 
 def gaussian_kernel(sigma, kernel_size: int) -> jax.Array:

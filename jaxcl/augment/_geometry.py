@@ -4,7 +4,11 @@ The crop is drawn as torchvision's ``RandomResizedCrop.get_params`` draws it (an
 fraction uniform in ``scale``, a log-uniform aspect ratio in ``ratio``, up to ten tries,
 then a central crop of the nearest admissible ratio), with the ten tries drawn at once so
 that it compiles to straight-line code. The crop is resized with bilinear interpolation at
-pixel centres, without antialiasing (torchvision's tensor path with ``antialias=False``).
+pixel centres, without antialiasing, reading the image around the box: at the box's border
+the interpolation takes in the image's pixels just outside it, as PIL's ``resize(box=...)``
+does (the host crop's path, so that both paths agree). torchvision (``antialias=False``)
+crops first and clamps at the box's edge, so the two differ in the outermost output pixels
+of an upscaled crop (about ``size / crop / 2`` of them per side) and agree inside.
 
 Where the crop happens: here, on the device, from an image of fixed size (CIFAR, STL-10,
 Fashion-MNIST, a decoded-and-resized ImageNet image). Data sets of images of varying size
@@ -86,8 +90,10 @@ def resized_crop(image: jax.typing.ArrayLike, box: jax.typing.ArrayLike, size) -
     """The crop ``box = [top, left, height, width]`` of ``image`` resized to ``size``.
 
     Bilinear at pixel centres (output pixel ``i`` samples the crop at ``(i + 0.5) *
-    crop / size - 0.5``), sample positions outside the image clamped to its edge; no
-    antialiasing. ``box`` may be traced (its values drawn under ``jit``).
+    crop / size - 0.5``), sample positions outside the box read the image's pixels there
+    (PIL's ``resize(box=...)``; torchvision clamps at the box instead), those outside the
+    image clamped to its edge; no antialiasing. ``box`` may be traced (its values drawn
+    under ``jit``).
 
     Args:
       image: ``[H, W, C]`` image.

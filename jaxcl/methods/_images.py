@@ -23,8 +23,10 @@ IMAGE_VIEW_DEFAULTS = {"color_strength": 0.5, "blur_p": 0.0, "crop_min_scale": 0
 
 
 def whole_images(x: jax.Array) -> jax.Array:
-    """The images the domain-agnostic rows mix: whole images in ``[0, 1]`` (the first host
-    crop where the host cropped, i.e. ImageNet's centre crop: see ``Method.image_views``)."""
+    """The images the domain-agnostic rows mix: whole images in ``[0, 1]``; where the host
+    cropped (ImageNet), its first crop: the centre crop for methods with ``image_views = 0``,
+    the first random resized crop for those with views (SimCLR+DACL, whose SimCLR view a
+    starts from the same crop; see ``Method.image_views``)."""
     x = augment.to_unit_range(x)
     return x[:, 0] if x.ndim == 5 else x
 

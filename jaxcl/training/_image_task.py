@@ -106,7 +106,15 @@ class ImageTask:
         }
         src = self.sources["pretrain"]
         self.name = cfg.name
-        self.size = cfg.image_size or (src.image_shape[0] if src.fixed_size else 0)
+        native = src.image_shape[0] if src.fixed_size else 0
+        if native and cfg.image_size not in (0, native):
+            # the device views of fixed-size images keep their side; a probe or a DataSpec
+            # at another size would not match what the encoder was pretrained on
+            raise ConfigError(
+                f"config.data.image_size = {cfg.image_size!r}: {cfg.name} has fixed-size "
+                f"images {src.image_shape}, which every view keeps; expected 0 or {native}"
+            )
+        self.size = cfg.image_size or native
         if not self.size:
             raise ConfigError(
                 f"config.data.image_size = 0: {cfg.name} has images of varying size "
@@ -271,7 +279,8 @@ class ImageTask:
 
     def _augmented_probe(self, features_fn, test) -> dict:
         """SimCLR's linear evaluation: every epoch streams the training split, each image
-        randomly resized-cropped (area 0.08-1) and flipped on the device, through the frozen
+        randomly resized-cropped (area 0.08-1; of the whole image, on the host for images
+        of varying size, else on the device) and flipped on the device, through the frozen
         encoder into a linear classifier (LARS, cosine, no weight decay)."""
         cfg, seed = self.config.eval, self.config.seed
         source = self.sources["train"]
@@ -289,14 +298,20 @@ class ImageTask:
         opt_state = tx.init(params)
         size = self.size
 
+        host_cropped = self.host_crop
+
         @jax.jit
         def augment_batch(key, images):
             images = augment.to_unit_range(images)
+            if host_cropped:  # [batch, 1, size, size, C]: the host's random resized crop
+                images = images[:, 0]
             keys = jax.random.split(key, images.shape[0])
 
             def one(k, image):
                 k1, k2 = jax.random.split(k)
-                return augment.random_flip(k2, augment.random_resized_crop(k1, image, size=size))
+                if not host_cropped:
+                    image = augment.random_resized_crop(k1, image, size=size)
+                return augment.random_flip(k2, image)
 
             return jax.vmap(one)(keys, images)
 
@@ -318,7 +333,8 @@ class ImageTask:
             epoch=0,
             epochs=cfg.linear_epochs,
             workers=self.config.data.workers,
-            crop=self._crop(train=False),
+            # one random resized crop of the whole image (SimCLR's), not of the centre crop
+            crop=data_lib.HostCrop(size, views=1) if host_cropped else None,
         )
         for g, (images, labels, _) in enumerate(reader):
             epoch = g // steps_per_epoch
