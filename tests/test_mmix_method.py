@@ -686,3 +686,50 @@ def test_node_curves_scores_every_checkpoint_with_both_classifiers(tmp_path):
     training.train_and_evaluate(c, str(tmp_path / "every2"))
     with pytest.raises(SystemExit, match="not logged every epoch"):
         module.main(["--data", "cora", "--runs", f"mp={tmp_path / 'every2'}"])
+
+
+def test_mixing_weights_recomputes_each_mixers_weights_from_a_trained_run(tmp_path, capsys):
+    if not (DATA / "planetoid").is_dir():
+        pytest.fail(f"benchmark data not found at {DATA} (../shared/data beside the checkout)")
+    workdirs = []
+    for row in ("mp", "mo"):
+        c = _experiment(row, "cora,quick")
+        c.data.data_dir = str(DATA)
+        c.train.epochs = 1
+        c.eval.node_classifier_runs = 1
+        training.train_and_evaluate(c, str(tmp_path / row))
+        workdirs.append(f"{row}={tmp_path / row}")
+    script = _node_curves("mixing_weights")
+    # main() raises unless the weights it recomputes give each mixer's own output
+    script.main(["--data", "cora", "--runs", *workdirs, "--out", str(tmp_path / "out")])
+    table = json.loads((tmp_path / "out" / "mixing_weights_cora.json").read_text())
+    assert table["mo"]["corr_logit_cos"] == pytest.approx(1.0, abs=1e-9)  # mo's logit: cos
+    assert table["mo"]["self_weight"] == pytest.approx(0.2)  # C, for nodes with neighbours
+    for row in ("mp", "mo"):
+        t = table[row]
+        assert 0.0 < t["entropy_ratio"] <= 1.0 + 1e-9 and t["check_rel_err"] < 1e-4
+        assert 0.0 <= t["same_label_weight"] <= 1.0 and 0.0 <= t["same_label_share"] <= 1.0
+    assert -1.0 <= table["mp"]["cos_pm_minus_pn"] <= 1.0 and "cos_pm_minus_pn" not in table["mo"]
+    assert (tmp_path / "out" / "mixing_weights_cora.png").is_file()
+
+
+def test_mixing_weights_summary_on_a_hand_made_star():
+    # node 0 with neighbours 1 (same label, weight 0.5) and 2 (other label, 0.3), self 0.2
+    script = _node_curves("mixing_weights")
+    w = dict(
+        z=np.zeros((3, 2)),
+        senders=np.array([1, 2]),
+        receivers=np.array([0, 0]),
+        edge_logit=np.array([1.0, 0.0]),
+        edge_cos=np.array([0.5, -0.5]),
+        w_edge=np.array([0.5, 0.3]),
+        w_self=np.array([0.2, 1.0, 1.0]),
+        check_rel_err=0.0,
+    )
+    t = script.summarize(w, np.array([0, 0, 1]))
+    entropy = -(0.5 * np.log(0.5) + 0.3 * np.log(0.3) + 0.2 * np.log(0.2))
+    assert t["entropy_ratio"] == pytest.approx(entropy / np.log(3))
+    assert t["logit_range"] == pytest.approx(1.0) and t["self_weight"] == pytest.approx(0.2)
+    assert t["same_label_weight"] == pytest.approx(0.5 / 0.8)
+    assert t["same_label_share"] == pytest.approx(0.5)
+    assert t["corr_logit_cos"] == pytest.approx(1.0)
