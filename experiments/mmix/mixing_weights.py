@@ -12,7 +12,8 @@ trained parameters, checks them against the mixer's own output (``mixers.mp_mix`
 * ``entropy_ratio``: each node's weight entropy over its partners and itself divided by
   that of uniform weights (1: the mix is a plain mean; mean over nodes with neighbours);
 * ``logit_range``: each node's largest minus smallest partner logit (mean), the room the
-  softmax at temperature 1 has (weights differ by at most ``exp(range)``);
+  softmax at temperature 1 has (weights differ by at most ``exp(range)``), and
+  ``mean_logit`` over the edges;
 * ``self_weight``: the mean weight of the node itself;
 * ``same_label_weight`` against ``same_label_share``: the weight the neighbours of the
   node's own class get, against their share among its neighbours;
@@ -134,6 +135,7 @@ def summarize(w: dict, labels: np.ndarray) -> dict:
         "corr_logit_cos": float(np.corrcoef(w["edge_logit"], w["edge_cos"])[0, 1]),
         "entropy_ratio": float(np.mean(ent[has] / np.log(deg[has] + 1.0))),
         "logit_range": float(np.mean((hi - lo)[deg > 1])),
+        "mean_logit": float(np.mean(w["edge_logit"])),
         "self_weight": float(np.mean(w["w_self"][has])),
         "same_label_weight": float(np.mean(w_same[has] / w_nb[has])),
         "same_label_share": float(np.mean(n_same[has] / deg[has])),
