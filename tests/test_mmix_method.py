@@ -261,6 +261,22 @@ def test_op_threshold_changes_the_mix_and_wp_ignores_it():
     assert not np.allclose(got, mixers.mo_mix(z_a))
 
 
+@pytest.mark.parametrize("mixing", ["mo", "mp"])
+def test_mix_temperature_divides_the_mixing_logits(mixing):
+    method, model, inputs = _setup(mixing=mixing, diversity=0.0, mix_temperature=0.25)
+    z_a, _ = model.embed(inputs)
+    edges = dict(senders=inputs.graph.senders, receivers=inputs.graph.receivers)
+    if mixing == "mo":
+        want = mixers.mo_mix(z_a, self_weight=0.2, temperature=0.25, **edges)
+        plain = mixers.mo_mix(z_a, self_weight=0.2, **edges)
+    else:
+        want = mixers.mp_mix(z_a, *model.projections(), temperature=0.25, **edges)
+        plain = mixers.mp_mix(z_a, *model.projections(), **edges)
+    got = method.mix(model, z_a, inputs.graph, jax.random.key(0))
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert not np.allclose(got, plain, rtol=1e-4)  # the temperature changes the mix
+
+
 @pytest.mark.parametrize("self_loop_weight", [1.0, 2.0])
 def test_propagate_mixes_with_the_adjacency_views_normalised_matrix(self_loop_weight):
     # z_hat = D^-1/2 (A + w I) D^-1/2 z, against a dense NumPy matrix; with diversity the
@@ -307,6 +323,7 @@ def test_propagate_mixes_with_the_adjacency_views_normalised_matrix(self_loop_we
         (dict(eval_features="both"), r"eval_features = 'both'"),
         (dict(negatives="intra"), r"negatives = 'intra'"),
         (dict(mix_at="input"), r"mix_at = 'input'"),
+        (dict(mix_temperature=0.0), r"mix_temperature = 0.0: expected > 0"),
     ],
 )
 def test_bad_settings_are_named(hp, message):

@@ -69,16 +69,18 @@ def weights_of(run, state) -> dict:
     else:
         u = _unit(z)
         edge_logit, self_logit = np.sum(u[r] * u[s], 1), np.ones(n)
-    # softmax per receiver: mp over itself and its neighbours; mo over neighbours, self C
+    # softmax per receiver at mix_temperature: mp over itself and its neighbours; mo over
+    # its neighbours, the node itself weighted C
+    t = hp.get("mix_temperature", 1.0)
     top = np.full(n, -np.inf)
-    np.maximum.at(top, r, edge_logit)
+    np.maximum.at(top, r, edge_logit / t)
     if hp.mixing == "mp":
-        top = np.maximum(top, self_logit)
-    e_edge = np.exp(edge_logit - top[r])
+        top = np.maximum(top, self_logit / t)
+    e_edge = np.exp(edge_logit / t - top[r])
     denom = np.zeros(n)
     np.add.at(denom, r, e_edge)
     if hp.mixing == "mp":
-        e_self = np.exp(self_logit - top)
+        e_self = np.exp(self_logit / t - top)
         denom += e_self
         w_edge, w_self = e_edge / denom[r], e_self / denom
     else:
@@ -90,9 +92,9 @@ def weights_of(run, state) -> dict:
     edges = dict(senders=g.senders, receivers=g.receivers)
     zj = jnp.asarray(z_a)
     want = (
-        mixers.mp_mix(zj, *model.projections(), **edges)
+        mixers.mp_mix(zj, *model.projections(), temperature=t, **edges)
         if hp.mixing == "mp"
-        else mixers.mo_mix(zj, self_weight=hp.self_weight, **edges)
+        else mixers.mo_mix(zj, self_weight=hp.self_weight, temperature=t, **edges)
     )
     err = float(np.max(np.abs(mixed - np.asarray(want))) / np.max(np.abs(want)))
     if err > 1e-4:

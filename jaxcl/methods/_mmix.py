@@ -85,9 +85,11 @@ def mix_with(hp, head: MixHead, z: jax.Array, key: jax.Array, **partners) -> jax
         return mixers.random_mix(key, z, **partners)
     if hp.mixing == "binary":
         return mixers.binary_mix(z, **partners)
+    # the mixing softmax's temperature: 1 in the paper (Eq. 3-4); node level only
+    t = hp.get("mix_temperature", 1.0)
     if hp.mixing == "mo":
-        return mixers.mo_mix(z, self_weight=hp.self_weight, **partners)
-    return mixers.mp_mix(z, *head.projections(), **partners)
+        return mixers.mo_mix(z, self_weight=hp.self_weight, temperature=t, **partners)
+    return mixers.mp_mix(z, *head.projections(), temperature=t, **partners)
 
 
 def with_diversity(hp, head, z, loss, metrics, *, where=None):
@@ -161,6 +163,7 @@ class MVGRLMix(MVGRL):
       'pre_activation'`` that is ``PReLU(g(P (P X W + b)))``, the official node script as
       first published (its attention computed, unused), and ``diversity`` > 0 adds Eq. 6
       on ``p_m``, ``p_n`` as that script did;
+    * ``mix_temperature`` (default 1, the paper's: none) divides mo-/mp-mix's logits;
     * ``mixing='mp'`` with ``diversity=0`` is the "mp-mix w/o div" row. The diversity loss is
       minimised with the paper's sign (the projections pushed apart), as the node script;
       a negative ``diversity`` gives the official graph script's sign (pulled together);
@@ -202,6 +205,8 @@ class MVGRLMix(MVGRL):
         # Training only: this fraction of the mixing weights dropped (the official node
         # script's attention dropout, 0.1; the paper: none).
         "mix_dropout": 0.0,
+        # Temperature of mo-/mp-mix's softmax over the partners (the paper: 1, none).
+        "mix_temperature": 1.0,
     }
 
     def __init__(self, config):
@@ -219,6 +224,10 @@ class MVGRLMix(MVGRL):
         if hp.block_size < 0:
             raise ValueError(f"config.method.block_size = {hp.block_size!r}: expected >= 0")
         check_choice(self.name, "mix_at", hp.mix_at, MIX_AT)
+        if not hp.mix_temperature > 0:
+            raise ValueError(
+                f"config.method.mix_temperature = {hp.mix_temperature!r}: expected > 0"
+            )
         if not 0.0 <= hp.mix_dropout < 1.0:
             raise ValueError(f"config.method.mix_dropout = {hp.mix_dropout!r}: expected [0, 1)")
         depth = config.model.encoder_depth
