@@ -35,7 +35,15 @@ step), ``--config.model.encoder_width=W`` (the paper's hidden-size grid),
 inside the adjacency view's GCN layer, before its PReLU, ``PReLU(g(mix(A X W + b)))``),
 ``--config.method.windows=4 --config.method.window_edges=cut`` (the official script's
 windows, each encoded, mixed and contrasted as its own sub-graph),
-``--config.method.mix_dropout=0.1`` (the official script's dropout on the mixing weights).
+``--config.method.mix_dropout=0.1`` (the official script's dropout on the mixing weights),
+``--config.method.mixing=propagate`` (the adjacency view's normalised matrix as fixed mixing
+weights: the official node script as first published, its attention unused) and
+``--config.method.mix_temperature=T`` (a temperature on the mixing softmax; the paper has
+none).
+
+Binary-mix's partners: Section 4.2 takes "the most similar negative sample of each query
+positive sample in one batch", which reads as all nodes (``:cora,op``); the rows use the
+neighbours (-wp) as every other row, so that Table 3's comparison varies only the mixer.
 Data: as :mod:`jaxcl.configs.grace_node`.
 
 Pubmed (``:pubmed``; paper, Table 5: MVGRL+ random-mix 81.1 ± 1.0, mo-mix 82.6 ± 0.2, mp-mix

@@ -147,8 +147,8 @@ class MVGRLMix(MVGRL):
 
     * the mixing acts on the encoder's output and ``g`` follows it (Section 3.3, "m-mix
       followed by an MLP"): ``g(mix(PReLU(A X W + b)))``; the code instead mixes inside the
-      GCN layer, before its PReLU, ``PReLU(g(mix(A X W)))`` (and never adds the layer's
-      bias): ``mix_at='pre_activation'`` (one GCN layer only) mixes there too, with the
+      GCN layer, before its PReLU, ``PReLU(g(mix(A X W)))`` (and adds no bias in either
+      view): ``mix_at='pre_activation'`` (one GCN layer only) mixes there too, with the
       bias kept, the diversity loss on the pre-activation embeddings as the code, and
       evaluation on ``PReLU(g(mix(A X W + b))) + z^b`` (``'encoder'``: ``PReLU(A X W + b)
       + z^b``);
