@@ -296,8 +296,8 @@ class MVGRLMix(MVGRL):
             edge_mask=edge_mask,
             add_self_loops=self.hp.self_loop_weight,
         )
-        messages = edge_coef[:, None].astype(z.dtype) * z[graph.senders]
-        out = jax.ops.segment_sum(messages, graph.receivers, num_segments=n)
+        messages = edge_coef[:, None].astype(z.dtype) * graphs.gather_nodes(z, graph.senders)
+        out = graphs.aggregate_edges(messages, graph.receivers, n)
         return out + self_coef[:, None].astype(z.dtype) * z
 
     def branch(self, model: MMixNodeModel, z: jax.Array, *mix_args, **mix_kwargs) -> jax.Array:
