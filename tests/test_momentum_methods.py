@@ -218,6 +218,98 @@ def test_heads_follow_imix_code_output_batch_norm(name):
         assert _head_layers(model.head) == [(False, True), (False, True)]
 
 
+class FlatBN(nnx.Module):
+    """A linear layer then jaxcl's batch norm: an encoder whose output depends on its batch."""
+
+    def __init__(self, pixels, width, rngs):
+        self.linear = nnx.Linear(pixels, width, rngs=rngs)
+        self.norm = models.BatchNorm(width, rngs=rngs)
+
+    def __call__(self, x):
+        return self.norm(self.linear(x.reshape(x.shape[0], -1)))
+
+
+def _bn_model(kind, groups=1, seed=0):
+    rngs = nnx.Rngs(seed)
+    encoder, head = FlatBN(108, 10, rngs), nnx.Linear(10, 4, rngs=rngs)
+    if kind == "moco":
+        model = models.ContrastiveModel(encoder, head)
+    else:
+        model = _momentum.BYOLModel(encoder, head, nnx.Linear(4, 4, rngs=rngs))
+    return models.set_batch_norm_groups(model, groups)
+
+
+def _per_slice(fn, x, slices):
+    """``fn`` on each of ``slices`` equal slices of ``x`` as its own batch, concatenated."""
+    return jnp.concatenate([fn(part) for part in jnp.split(x, slices)])
+
+
+def _with_target(kind, extra):
+    target = _bn_model(kind)
+    nnx.update(target, {"encoder": extra["target"]["encoder"], "head": extra["target"]["head"]})
+    return target
+
+
+def test_moco_shuffle_bn_normalises_queries_and_shuffled_keys_per_slice():
+    # i-Mix's `--bn shuffle` on 2 GPUs: each GPU's queries with their own statistics, the keys
+    # shuffled across the GPUs before the key encoder and put back after
+    method = _method("moco", queue_size=16, temperature=0.2, bn_groups=2)
+    model = _bn_model("moco", groups=2)
+    extra = method.init_extra(model, jax.random.key(0))
+    extra["target"] = jax.tree.map(lambda t: t * 0.9, extra["target"])
+    batch, key = _batch(), jax.random.key(3)
+    loss, _, keys = method.loss(model, batch, key, extra)
+
+    a, b = _images.simclr_views(jax.random.split(key)[0], batch.x, method.hp)
+    online, target = _bn_model("moco"), _with_target("moco", extra)  # global statistics
+    order = np.asarray(jax.random.permutation(jax.random.fold_in(key, _momentum._SHUFFLE), 8))
+    assert not np.array_equal(order, np.arange(8))
+    k = np.empty((8, 4))
+    k[order] = _np_normalize(_per_slice(target, b[order], 2))
+    np.testing.assert_allclose(keys, k, atol=1e-5)
+    unshuffled = _np_normalize(_per_slice(target, b, 2))
+    assert np.abs(unshuffled - k).max() > 1e-2  # the shuffle changes the keys
+    q = _np_normalize(_per_slice(online, a, 2))
+    logits = np.sum(q * k, 1, keepdims=True)  # an empty queue: the positives alone
+    np.testing.assert_allclose(float(loss), _np_ce(logits / 0.2, [0] * 8), atol=1e-5)
+
+
+def test_byol_shuffle_bn_slices_each_view_and_shuffles_within_it():
+    # BYOL's calls take both views (2N): 2G slices, G per view; each view's target batch is
+    # shuffled within the view
+    method = _method("byol", bn_groups=2)
+    model = _bn_model("byol", groups=4)
+    extra = method.init_extra(model, jax.random.key(0))
+    extra["target"] = jax.tree.map(lambda t: t * 1.1, extra["target"])
+    batch, key = _batch(), jax.random.key(5)
+    loss, _ = method.loss(model, batch, key, extra)
+
+    a, b = _momentum.byol_views(jax.random.split(key)[0], batch.x)
+    online, target = _bn_model("byol"), _with_target("byol", extra)
+    k_a, k_b = jax.random.split(jax.random.fold_in(key, _momentum._SHUFFLE))
+    z = []
+    for view, k in ((a, k_a), (b, k_b)):
+        order = np.asarray(jax.random.permutation(k, 8))
+        out = np.empty((8, 4))
+        out[order] = _per_slice(lambda v: target.head(target.encoder(v)), view[order], 2)
+        z.append(_np_normalize(out))
+    p_a, p_b = (_np_normalize(_per_slice(online, v, 2)) for v in (a, b))
+    want = np.mean(2 - 2 * np.sum(p_a * z[1], 1)) + np.mean(2 - 2 * np.sum(p_b * z[0], 1))
+    np.testing.assert_allclose(float(loss), want, rtol=1e-4)
+
+
+@pytest.mark.parametrize("name, slices", [("moco", 2), ("imix_moco", 2), ("byol", 4)])
+def test_bn_groups_reach_every_batch_norm_of_the_built_model(name, slices):
+    config = training.base_config("cifar10", name)
+    config.model.update(head_width=16, embed_dim=8, resnet_depth=18, base_width=4)
+    config.method.bn_groups = 2
+    model = methods.get(name)(config).build(
+        methods.DataSpec("image", 0, 10, (8, 8, 3)), nnx.Rngs(0)
+    )
+    norms = [m for _, m in nnx.iter_modules(model) if isinstance(m, nnx.BatchNorm)]
+    assert len(norms) > 10 and {m.groups for m in norms} == {slices}
+
+
 @pytest.mark.parametrize(
     "name, key, value, match",
     [
@@ -227,6 +319,14 @@ def test_heads_follow_imix_code_output_batch_norm(name):
         ("imix_moco", "mix", "cutout", "mix = 'cutout': expected one of"),
         ("imix_byol", "alpha", 0.0, "alpha = 0.0: expected > 0"),
         ("byol", "base_momentum", -0.1, "base_momentum = -0.1"),
+        ("moco", "bn_groups", 0, "bn_groups = 0: expected an int >= 1"),
+        ("byol", "bn_groups", -2, "bn_groups = -2: expected an int >= 1"),
+        (
+            "moco",
+            "bn_groups",
+            3,
+            r"bn_groups = 3: config.train.batch_size = \d+ is not a multiple of it",
+        ),
     ],
 )
 def test_bad_momentum_hyperparameters_are_refused(name, key, value, match):

@@ -23,8 +23,12 @@ Where we differ, and why:
   official code keeps 0.999 fixed), its loss is symmetric (BYOL's; the official code's is
   one-directional), and its views are BYOL's own (blur 1.0 / 0.1, solarise 0 / 0.2)
   rather than the MoCo views the official code reuses.
-* Batch norm is global, without MoCo's shuffle-BN, so the leak that shuffle-BN removes is
-  present in the MoCo rows (see :mod:`jaxcl.methods._momentum`).
+* Batch norm, as the official code's 2-GPU CIFAR runs (``--bn shuffle``, its default for MoCo
+  and BYOL): ``method.bn_groups = 2``, each half of the batch normalised with its own
+  statistics and the key / target batch shuffled across the halves (see
+  :mod:`jaxcl.methods._momentum`; the ``cpu`` rows too, 128 images a half as on each of
+  i-Mix's GPUs). Since 2026-11-28: the MoCo and BYOL rows measured before then had global
+  batch norm without the shuffle (``--config.method.bn_groups=1``).
 * i-Mix's mixup draws one ``lam ~ Beta(alpha, alpha)`` per batch (the paper's Algorithm 1);
   the official code draws one per sample and takes ``max(lam, 1 - lam)``. CutMix likewise
   draws one box per batch from ``lam ~ Beta(alpha, alpha)`` without the official code's
@@ -60,10 +64,15 @@ from jaxcl.training import base_config
 ROWS = {
     "npair": ("npair_image", {}, 2000, 4000),
     "imix": ("imix_image", {"alpha": 1.0, "mix": "mixup"}, 4000, 2000),
-    "moco": ("moco", {"momentum": 0.999, "queue_size": 4096}, 1000, 1000),
-    "imix_moco": ("imix_moco", {"momentum": 0.999, "queue_size": 4096, "alpha": 1.0}, 4000, 2000),
-    "byol": ("byol", {"base_momentum": 0.99}, 1000, 1000),
-    "imix_byol": ("imix_byol", {"base_momentum": 0.99, "alpha": 1.0}, 2000, 4000),
+    "moco": ("moco", {"momentum": 0.999, "queue_size": 4096, "bn_groups": 2}, 1000, 1000),
+    "imix_moco": (
+        "imix_moco",
+        {"momentum": 0.999, "queue_size": 4096, "alpha": 1.0, "bn_groups": 2},
+        4000,
+        2000,
+    ),
+    "byol": ("byol", {"base_momentum": 0.99, "bn_groups": 2}, 1000, 1000),
+    "imix_byol": ("imix_byol", {"base_momentum": 0.99, "alpha": 1.0, "bn_groups": 2}, 2000, 4000),
 }
 
 CIFAR = {

@@ -6,18 +6,23 @@ update (:meth:`Method.after_update`). The target runs in training mode, so its b
 uses the statistics of the batch it sees; its running averages are never used (only the
 online encoder is evaluated) and are not kept.
 
-Batch norm and MoCo's shuffle-BN: batch norm here is over the global batch (the arrays are
-global under ``jit``; one set of statistics for all devices, as SimCLR's global BN and MoCo
-v3's SyncBN), and the query and key batches get separate statistics (two calls). MoCo
-shuffles the key batch across GPUs so that a query and its positive key are normalised with
-statistics of *different* sub-batches; otherwise the statistics, computed over the same
-images in both calls, carry a signal from which the model can pick out the positive (He et
-al. 2020, Sec. 3.3, report a lower accuracy without the shuffle). Global batch norm does not
-remove that leak: the two calls normalise two views of the same global batch, so jaxcl's
-MoCo runs as MoCo without shuffle-BN (with i-Mix's ``N x (N + K)`` logits the in-batch
-negatives share those statistics too, which dilutes the signal). Removing it would take
-batch norm over groups of the batch with the key batch shuffled between groups; jaxcl does
-not do that. BYOL (no negatives) passes both views through one batch of ``2N``.
+Batch norm and MoCo's shuffle-BN: by default batch norm is over the global batch (the arrays
+are global under ``jit``; one set of statistics for all devices, as SimCLR's global BN and
+MoCo v3's SyncBN), and the query and key batches get separate statistics (two calls). That
+keeps a leak which MoCo's shuffle-BN removes: the two calls normalise two views of the same
+images, so the statistics carry a signal from which the model can pick out the positive (He
+et al. 2020, Sec. 3.3, report a lower accuracy without the shuffle). ``method.bn_groups = G``
+(MoCo's and BYOL's) emulates a G-GPU run of PyTorch's DistributedDataParallel, as i-Mix's code
+runs (``--bn shuffle``, its default for MoCo and BYOL; 2 GPUs on CIFAR): every batch norm of
+the model normalises each of G equal slices of the batch with its own statistics
+(:class:`jaxcl.models.BatchNorm`), and the key (target) batch is shuffled across the slices
+before the target network and unshuffled after, so that a query and its key are normalised
+with statistics of different images. BYOL's calls concatenate the two views (``2N``): there
+the slices are ``2G``, each view's batch in G of them, as i-Mix's symmetric loop calls each
+view separately on every GPU; each view's target batch is shuffled within the view. ``G = 1``
+(the default) is global batch norm without a shuffle. Two departures from DDP: the running
+averages fold in the slices' mean statistics (DDP keeps the first GPU's), and i-Mix's mixing
+partners are drawn from the whole batch rather than within each GPU's slice.
 
 MoCo v2 (He et al. 2020; Chen et al. 2020): the query network (encoder + 2-layer head) on
 the first view, the EMA key network (constant momentum ``momentum``) on the second; InfoNCE
@@ -83,6 +88,36 @@ def _target_forward(model, target, x):
     return jax.lax.stop_gradient(head(encoder(x)))
 
 
+def _check_groups(method, hp, config):
+    """``method.bn_groups``: an int >= 1 dividing the batch (BYOL: each view's batch)."""
+    groups = hp.bn_groups
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
+        raise ValueError(
+            f"config.method.bn_groups = {groups!r}: expected an int >= 1 (slices of the batch "
+            f"with their own batch-norm statistics; 1: global batch norm) ({method})"
+        )
+    batch = config.get("train", {}).get("batch_size")
+    if isinstance(batch, int) and batch % groups:
+        raise ValueError(
+            f"config.method.bn_groups = {groups}: config.train.batch_size = {batch} is not a "
+            f"multiple of it ({method}: every slice the same size, as every GPU's)"
+        )
+
+
+def _grouped(model, groups: int):
+    return model if groups == 1 else models.set_batch_norm_groups(model, groups)
+
+
+def _shuffled(perm, x, fn):
+    """``fn`` on ``x[perm]``, the result put back in ``x``'s order (shuffle-BN's shuffle and
+    unshuffle: per-sample outputs change only through batch norm's statistics)."""
+    return fn(x[perm])[jnp.argsort(perm)]
+
+
+# The shuffle's key, folded out of the step's key so that G = 1 draws what it drew before.
+_SHUFFLE = 0x5B
+
+
 def _ema(target, params, momentum):
     online = {"encoder": params["encoder"], "head": params["head"]}
     return jax.tree.map(lambda t, p: momentum * t + (1.0 - momentum) * p, target, online)
@@ -97,6 +132,7 @@ class MoCo(ImageViewsMethod):
         "temperature": 0.2,
         "momentum": 0.99,
         "queue_size": 4096,
+        "bn_groups": 1,
         **IMAGE_VIEW_DEFAULTS,
     }
     # i-Mix's code (`--proj mlpbn1`): no batch norm on the head's output layer
@@ -116,6 +152,10 @@ class MoCo(ImageViewsMethod):
                 f"config.method.queue_size = {size!r}: expected an int >= 1 (the number of "
                 "past keys kept as negatives)"
             )
+        _check_groups(self.name, self.hp, config)
+
+    def build(self, spec, rngs):
+        return _grouped(super().build(spec, rngs), self.hp.bn_groups)
 
     def init_extra(self, model, key):
         return {
@@ -146,7 +186,13 @@ class MoCo(ImageViewsMethod):
         a, b = simclr_views(k_views, batch.x, self.hp)
         q_in, lam, perm = self.queries(k_mix, a)
         q = model(q_in)
-        k = losses.l2_normalize(_target_forward(model, extra["target"], b))
+        target = functools.partial(_target_forward, model, extra["target"])
+        if self.hp.bn_groups > 1:  # shuffle-BN
+            order = jax.random.permutation(jax.random.fold_in(key, _SHUFFLE), b.shape[0])
+            k = _shuffled(order, b, target)
+        else:
+            k = target(b)
+        k = losses.l2_normalize(k)
         loss = self.contrast(q, k, lam, perm, extra["queue"])
         metrics = {"loss": loss, "lam": lam, "queue_filled": extra["queue"]["filled"] * 1.0}
         return loss, metrics, k
@@ -224,7 +270,7 @@ class BYOL(Method):
     """BYOL: predictor on the online side, EMA target with the cosine momentum schedule."""
 
     name = "byol"
-    defaults = {"base_momentum": 0.99}
+    defaults = {"base_momentum": 0.99, "bn_groups": 1}
     # i-Mix's code (`--proj mlpbn1 --pred mlpbn1`): no batch norm on the output layers
     model_defaults = {
         "head_depth": 2,
@@ -238,6 +284,7 @@ class BYOL(Method):
     def __init__(self, config):
         super().__init__(config)
         _check_momentum("base_momentum", self.hp.base_momentum)
+        _check_groups(self.name, self.hp, config)
 
     def build(self, spec, rngs):
         m = self.config.model
@@ -259,7 +306,8 @@ class BYOL(Method):
             output_norm=norm,
             rngs=rngs,
         )
-        return BYOLModel(encoder, head, predictor)
+        # every call is on both views (2N): G slices per view
+        return _grouped(BYOLModel(encoder, head, predictor), 2 * self.hp.bn_groups)
 
     def init_extra(self, model, key):
         return {"target": _target_params(model)}
@@ -275,7 +323,16 @@ class BYOL(Method):
         a, b = byol_views(k_views, batch.x)
         a_in, b_in, (lam_a, lam_b), (perm_a, perm_b) = self.mix(k_mix, a, b)
         p_a, p_b = jnp.split(model(jnp.concatenate([a_in, b_in])), 2)
-        z_a, z_b = jnp.split(_target_forward(model, extra["target"], jnp.concatenate([a, b])), 2)
+        target = functools.partial(_target_forward, model, extra["target"])
+        if self.hp.bn_groups > 1:  # shuffle-BN, each view's batch shuffled within the view
+            k_a, k_b = jax.random.split(jax.random.fold_in(key, _SHUFFLE))
+            n = a.shape[0]
+            order = jnp.concatenate(
+                [jax.random.permutation(k_a, n), n + jax.random.permutation(k_b, n)]
+            )
+            z_a, z_b = jnp.split(_shuffled(order, jnp.concatenate([a, b]), target), 2)
+        else:
+            z_a, z_b = jnp.split(target(jnp.concatenate([a, b])), 2)
         loss = losses.imix_byol_loss(p_a, z_b, lam=lam_a, perm=perm_a) + losses.imix_byol_loss(
             p_b, z_a, lam=lam_b, perm=perm_b
         )

@@ -1,7 +1,7 @@
 """Flax NNX models: MLP encoders and heads, classifiers, ResNet-18/34/50 image encoders, the
 split AlexNet and feature generators of MetAug (:class:`MultiViewModel`), GIN
-and GCN graph encoders, the heads of the graph and node methods, and the mixed-precision
-policy."""
+and GCN graph encoders, the heads of the graph and node methods, batch norm over groups of the
+batch (:class:`BatchNorm`), and the mixed-precision policy."""
 
 from jaxcl.models._alexnet import (
     AlexNetEncoder,
@@ -9,6 +9,7 @@ from jaxcl.models._alexnet import (
     FeatureGenerator,
     MultiViewModel,
 )
+from jaxcl.models._batch_norm import BatchNorm, set_batch_norm_groups
 from jaxcl.models._conv import conv_general_dilated
 from jaxcl.models._feedforward import FeedForward, InfoGraphModel
 from jaxcl.models._gcn import GCN, GCNLayer, grace_encoder
@@ -33,6 +34,8 @@ from jaxcl.models._precision import COMPUTE_DTYPES, set_compute_dtype
 from jaxcl.models._resnet import BasicBlock, Bottleneck, ResNet
 
 __all__ = [
+    "BatchNorm",
+    "set_batch_norm_groups",
     "AlexNetEncoder",
     "AlexNetHead",
     "FeatureGenerator",

@@ -26,6 +26,7 @@ import jax.numpy as jnp
 from flax import nnx
 
 from jaxcl.losses import l2_normalize
+from jaxcl.models._batch_norm import BatchNorm
 from jaxcl.models._mlp import BN_MOMENTUM
 from jaxcl.models._pool import max_pool
 
@@ -48,7 +49,7 @@ def _pooled_size(size: int) -> int:
 class _LinearBNReLU(nnx.Module):
     def __init__(self, cin, cout, rngs):
         self.linear = nnx.Linear(cin, cout, use_bias=False, rngs=rngs)
-        self.norm = nnx.BatchNorm(cout, momentum=BN_MOMENTUM, rngs=rngs)
+        self.norm = BatchNorm(cout, momentum=BN_MOMENTUM, rngs=rngs)
 
     def __call__(self, x):
         return nnx.relu(self.norm(self.linear(x)))
@@ -94,7 +95,7 @@ class AlexNetEncoder(nnx.Module):
                 for a, b in zip(sizes[:-1], sizes[1:], strict=True)
             ]
         )
-        self.norms = nnx.List([nnx.BatchNorm(c, momentum=BN_MOMENTUM, rngs=rngs) for c in channels])
+        self.norms = nnx.List([BatchNorm(c, momentum=BN_MOMENTUM, rngs=rngs) for c in channels])
         side = _pooled_size(image_size)
         self.features = channels[-1] * side * side
         self.fc = nnx.List(

@@ -6,6 +6,7 @@ import jax
 import jraph
 from flax import nnx
 
+from jaxcl.models._batch_norm import BatchNorm
 from jaxcl.models._mlp import BN_MOMENTUM
 
 
@@ -70,9 +71,7 @@ class FeedForward(nnx.Module):
             [nnx.Linear(a, b, **init) for a, b in zip(sizes[:-1], sizes[1:], strict=True)]
         )
         self.norms = nnx.List(
-            [nnx.BatchNorm(b, momentum=bn_momentum, rngs=rngs) for b in sizes[1:]]
-            if batch_norm
-            else []
+            [BatchNorm(b, momentum=bn_momentum, rngs=rngs) for b in sizes[1:]] if batch_norm else []
         )
         self.shortcut = nnx.Linear(in_features, out_features, **init) if shortcut else None
 

@@ -2,7 +2,7 @@
 
 Padding-aware: padding nodes and edges of a batch from :mod:`jaxcl.graphs` can reach no
 real node (padding edges join padding nodes only), batch norm takes its statistics over
-real nodes only (``nnx.BatchNorm(..., mask=...)``), padding rows are zeroed, and sum
+real nodes only (``BatchNorm(..., mask=...)``), padding rows are zeroed, and sum
 pooling never sees them. Edges are aggregated with sorted segment sums, relying on the
 receiver-sorted layout every :mod:`jaxcl.graphs` batch has; pass ``sorted_receivers=False``
 for graphs built elsewhere.
@@ -33,6 +33,7 @@ from jaxcl.graphs import (
     pool_nodes,
     sparse_matmul,
 )
+from jaxcl.models._batch_norm import BatchNorm
 from jaxcl.models._mlp import BN_MOMENTUM
 
 
@@ -83,7 +84,7 @@ class GINLayer(nnx.Module):
         self.linear1 = nnx.Linear(in_features, width, rngs=rngs, **init)
         self.linear2 = nnx.Linear(width, width, rngs=rngs, **init)
         self.eps = nnx.Param(jnp.asarray(eps, jnp.float32)) if learn_eps else float(eps)
-        self.norm = nnx.BatchNorm(width, momentum=bn_momentum, rngs=rngs) if batch_norm else None
+        self.norm = BatchNorm(width, momentum=bn_momentum, rngs=rngs) if batch_norm else None
         self.sorted_receivers = sorted_receivers
 
     def __call__(

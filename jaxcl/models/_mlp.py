@@ -7,6 +7,8 @@ from collections.abc import Sequence
 import jax
 from flax import nnx
 
+from jaxcl.models._batch_norm import BatchNorm
+
 # PyTorch's BatchNorm momentum 0.1 in Flax's convention (decay of the running average); the
 # papers' code bases use PyTorch's default.
 BN_MOMENTUM = 0.9
@@ -53,7 +55,7 @@ class MLP(nnx.Module):
         )
         self.norms = nnx.List(
             [
-                nnx.BatchNorm(b, momentum=bn_momentum, rngs=rngs)
+                BatchNorm(b, momentum=bn_momentum, rngs=rngs)
                 for b, bn in zip(widths, normed, strict=True)
                 if bn
             ]

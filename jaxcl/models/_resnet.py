@@ -8,10 +8,10 @@ bias and are initialised as torchvision's (Kaiming normal, fan out); every convo
 followed by batch norm (PyTorch's momentum 0.1, eps 1e-5).
 
 Batch norm normalises over the batch it is given: under ``jit`` with the batch sharded over
-the ``data`` axis that is the global batch, as SyncBN in PyTorch. MoCo's shuffled batch norm
-exists to stop per-device statistics from leaking which key belongs to which query; with
-statistics over the global batch there is no per-device leak to hide, so jaxcl has no
-shuffle (as BYOL and SimCLR on TPUs).
+the ``data`` axis that is the global batch, as SyncBN in PyTorch; with
+:func:`jaxcl.models.set_batch_norm_groups` over equal slices of it instead, as PyTorch's
+per-GPU batch norm (what MoCo's shuffle-BN needs: ``method.bn_groups`` of
+:mod:`jaxcl.methods._momentum`).
 
 Stems: ``'imagenet'``, a 7x7 convolution of stride 2 and a 3x3 max pool of stride 2;
 ``'cifar'``, a 3x3 convolution of stride 1 and no pool (SimCLR's CIFAR variant), for
@@ -24,6 +24,7 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
+from jaxcl.models._batch_norm import BatchNorm
 from jaxcl.models._conv import conv_general_dilated
 from jaxcl.models._mlp import BN_MOMENTUM
 from jaxcl.models._pool import max_pool
@@ -53,7 +54,7 @@ def _conv(cin, cout, size, stride, rngs):
 
 
 def _norm(features, rngs, *, zero=False):
-    return nnx.BatchNorm(
+    return BatchNorm(
         features,
         momentum=BN_MOMENTUM,
         epsilon=_BN_EPS,
