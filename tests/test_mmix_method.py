@@ -645,6 +645,38 @@ def test_node_table_takes_each_rows_epoch_from_every_seed(tmp_path, capsys):
         table.main(["--data", "cora", "--jsons", files[0], "--epoch", "mp"])
 
 
+def test_node_table_picks_the_best_checkpoint_on_test_up_to_the_rows_epoch(tmp_path, capsys):
+    # the official node script's curve read at its maximum: best mean, or best max over the
+    # classifiers, among the checkpoints up to the row's epoch (not after it)
+    def curves(seed, epochs, mean, best):
+        p = {"epochs": epochs, "test_acc": mean, "test_acc_max_over_classifiers": best}
+        rows = {"mp": {"seed": seed, "protocols": {"mvgrl": p}}}
+        path = tmp_path / f"s{seed}.json"
+        path.write_text(json.dumps({"data": "cora", "rows": rows}))
+        return str(path)
+
+    files = [
+        curves(0, [10, 20, 200, 210], [81.0, 83.0, 82.0, 90.0], [84.0, 83.5, 85.0, 95.0]),
+        curves(1, [10, 200], [84.0, 84.0], [86.0, 86.0]),  # tied: the earliest
+    ]
+    table = _node_curves("node_table")
+    for pick, accs, at in [
+        ("last", [82.0, 84.0], [200, 200]),
+        ("best", [83.0, 84.0], [20, 10]),
+        ("best_max", [85.0, 86.0], [200, 10]),
+    ]:
+        out_dir = tmp_path / pick
+        table.main(["--data", "cora", "--jsons", *files, "--out", str(out_dir), "--pick", pick])
+        out = json.loads((out_dir / "node_table_cora.json").read_text())
+        assert out["pick"] == pick
+        assert out["rows"]["mp"]["test_acc"] == accs and out["rows"]["mp"]["picked_epochs"] == at
+    assert "83.00, 84.00 (epochs 20, 10)" in capsys.readouterr().out
+    with pytest.raises(SystemExit):  # argparse: not a choice
+        table.main(["--data", "cora", "--jsons", *files, "--pick", "first"])
+    with pytest.raises(SystemExit):  # runs hold only their last epoch's result
+        table.main(["--data", "cora", "--runs", f"mp={tmp_path}", "--pick", "best"])
+
+
 def test_node_curves_early_stopping_is_mvgrls_rule():
     early_stop = _node_curves().early_stop
     # MVGRL's loop: a loss below the best resets the wait; `patience` epochs without one stop.

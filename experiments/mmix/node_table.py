@@ -15,6 +15,13 @@ mean ± sample std over the seeds beside the paper's mean ± std, with the k-mea
 where the JSONs have them (``node_curves.py --clustering``). The plot shows every seed as a
 dot.
 
+``--pick best`` reads each run as m-Mix's official node script can be read: it scores the
+test set every 10 epochs and plots the curve, without saying which point its table reports;
+``best`` takes the highest mean over the classifiers among the checkpoints up to the row's
+epoch (the best checkpoint chosen on the test set), ``best_max`` the highest maximum over the
+classifiers (the script prints min / mean / max over its 50), ``last`` (the default) the
+row's epoch. The picked epochs are in the JSON; clustering is read only with ``last``.
+
 ``--runs row=workdir ...`` takes runs' own results instead of (or beside) node_curves'
 JSONs: ``workdir/results.json`` (the final model's ``test_top1``, ``cluster_nmi``,
 ``cluster_ari``, scored by the config's classifier, MVGRL's) and the seed, data set and
@@ -40,12 +47,34 @@ LABELS = mmix_node.ROW_LABELS
 DEFAULT_EPOCHS = {"mvgrl": 300}  # the others: 200
 
 
+PICKS = ("last", "best", "best_max")
+
+
+def pick_checkpoint(p: dict, epoch: int, pick: str = "last") -> tuple[float, int]:
+    """(accuracy, its epoch) from one protocol's scores ``p`` (node_curves' layout): at
+    ``epoch`` (``last``), or the highest mean (``best``) / maximum over the classifiers
+    (``best_max``) among the checkpoints up to ``epoch``; the earliest where tied."""
+    if pick not in PICKS:
+        raise ValueError(f"pick = {pick!r}: expected one of {list(PICKS)}")
+    if pick == "last":
+        return p["test_acc"][p["epochs"].index(epoch)], epoch
+    values = p["test_acc" if pick == "best" else "test_acc_max_over_classifiers"]
+    upto = [i for i, e in enumerate(p["epochs"]) if e <= epoch]
+    i = max(upto, key=lambda i: (values[i], -i))
+    return values[i], p["epochs"][i]
+
+
 def collect(
-    paths: list[str], epochs: dict[str, int], protocol: str = "mvgrl", first: bool = False
+    paths: list[str],
+    epochs: dict[str, int],
+    protocol: str = "mvgrl",
+    first: bool = False,
+    pick: str = "last",
 ) -> dict:
     """``{row: {'seeds': [...], 'test_acc': [...], 'nmi': [...], 'ari': [...], 'files':
-    [...]}}`` at each row's epoch, one entry per JSON holding it; a row's seed found in two
-    JSONs is an error, or with ``first`` the first JSON's is kept (e.g. a rerun with
+    [...], 'picked_epochs': [...]}}`` at each row's epoch (or the checkpoint ``pick`` chooses
+    up to it, :func:`pick_checkpoint`), one entry per JSON holding it; a row's seed found in
+    two JSONs is an error, or with ``first`` the first JSON's is kept (e.g. a rerun with
     clustering listed before the original)."""
     rows: dict[str, dict] = {}
     for path in paths:
@@ -56,20 +85,25 @@ def collect(
                 continue
             k = r.get("clustering")
             cluster = None
-            if k is not None and epoch in k["epochs"]:
+            if k is not None and epoch in k["epochs"] and pick == "last":
                 j = k["epochs"].index(epoch)
                 cluster = (k["nmi"][j], k["ari"][j])
-            acc = p["test_acc"][p["epochs"].index(epoch)]
-            _add(rows, row, epoch, r["seed"], acc, cluster, path, os.path.basename(path), first)
+            acc, at = pick_checkpoint(p, epoch, pick)
+            name = os.path.basename(path)
+            _add(rows, row, epoch, r["seed"], acc, cluster, path, name, first, at)
     return rows
 
 
-def _add(rows, row, epoch, seed, acc, cluster, source, name, first) -> None:
+def _add(rows, row, epoch, seed, acc, cluster, source, name, first, picked=None) -> None:
     """One seed's accuracy (and ``(nmi, ari)`` or None) for ``row``; a seed already there is
     an error, or with ``first`` left as it is."""
     out = rows.setdefault(
-        row, {"epoch": epoch, "seeds": [], "test_acc": [], "nmi": [], "ari": [], "files": []}
-    )
+        row,
+        {
+            "epoch": epoch, "seeds": [], "test_acc": [], "nmi": [], "ari": [], "files": [],
+            "picked_epochs": [],
+        },
+    )  # fmt: skip
     if seed in out["seeds"]:
         if first:
             print(f"{source}: row {row!r} seed {seed}: kept the earlier one")
@@ -78,6 +112,7 @@ def _add(rows, row, epoch, seed, acc, cluster, source, name, first) -> None:
     out["seeds"].append(seed)
     out["test_acc"].append(acc)
     out["files"].append(name)
+    out["picked_epochs"].append(epoch if picked is None else picked)
     if cluster is not None:
         out["nmi"].append(cluster[0])
         out["ari"].append(cluster[1])
@@ -152,6 +187,10 @@ def main(argv=None):
     parser.add_argument(
         "--first", action="store_true", help="a row's seed in several JSONs: keep the first"
     )
+    parser.add_argument(
+        "--pick", choices=PICKS, default="last",
+        help="each run's checkpoint: the row's epoch, or the best on test up to it (--jsons)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     epochs = {}
     for item in args.epoch:
@@ -161,9 +200,11 @@ def main(argv=None):
         epochs[row] = int(value)
     if not args.jsons and not args.runs:
         parser.error("give --jsons, --runs or both")
+    if args.runs and args.pick != "last":
+        parser.error(f"--runs with --pick {args.pick}: runs hold their last epoch's result")
     if args.runs and args.protocol != "mvgrl":
         parser.error(f"--runs with --protocol {args.protocol}: runs report MVGRL's classifier")
-    rows = collect(args.jsons, epochs, args.protocol, args.first)
+    rows = collect(args.jsons, epochs, args.protocol, args.first, args.pick)
     rows = collect_runs(args.runs, args.data, epochs, rows, args.first)
     if not rows:
         raise SystemExit("no row of the JSONs has a checkpoint at its epoch")
@@ -177,6 +218,8 @@ def main(argv=None):
         paper = PAPER[args.data].get(row)
         paper = f"{paper[0]} ± {paper[1]}" if paper else "-"
         seeds = ", ".join(f"{a:.2f}" for a in r["test_acc"])
+        if args.pick != "last":
+            seeds += f" (epochs {', '.join(map(str, r['picked_epochs']))})"
         cluster = "-"
         if r["nmi"]:
             cluster = f"{np.mean(r['nmi']):.3f} / {np.mean(r['ari']):.3f} ({len(r['nmi'])})"
@@ -188,7 +231,8 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     stem = os.path.join(args.out, f"node_table_{args.data}{args.tag}")
     with open(stem + ".json", "w") as f:
-        json.dump({"data": args.data, "protocol": args.protocol, "rows": rows}, f, indent=1)
+        out = {"data": args.data, "protocol": args.protocol, "pick": args.pick, "rows": rows}
+        json.dump(out, f, indent=1)
     plot(rows, args.data, stem + ".png")
     print(f"wrote {stem}.json and {stem}.png")
 
