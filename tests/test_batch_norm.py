@@ -34,17 +34,24 @@ def test_one_group_is_flax_batch_norm(dtype):
     np.testing.assert_array_equal(ours.var[...], flax.var[...])
 
 
-@pytest.mark.parametrize("fast", [True, False])
-def test_groups_normalise_each_slice_with_its_own_statistics(fast):
+@pytest.mark.parametrize("fast, dtype", [(True, None), (False, None), (True, jnp.bfloat16)])
+def test_groups_normalise_each_slice_with_its_own_statistics(fast, dtype):
     groups, n = 3, 4
-    ours, _ = _pair(5, groups, momentum=0.8, use_fast_variance=fast)
+    kw = {"momentum": 0.8, "use_fast_variance": fast, "dtype": dtype}
+    ours, _ = _pair(5, groups, **kw)
     x = _x((groups * n, 2, 5), seed=1)
     x = x.at[n : 2 * n].multiply(10.0)  # slices with very different statistics
     y = ours(x)
     slices = []
     for g in range(groups):
-        flax = nnx.BatchNorm(5, momentum=0.8, use_fast_variance=fast, rngs=nnx.Rngs(0))
-        np.testing.assert_allclose(y[g * n : (g + 1) * n], flax(x[g * n : (g + 1) * n]), atol=2e-5)
+        flax = nnx.BatchNorm(5, rngs=nnx.Rngs(0), **kw)
+        want = flax(x[g * n : (g + 1) * n])
+        assert y.dtype == want.dtype
+        tol = 2e-5 if dtype is None else 1e-2  # bfloat16: one unit in the last place
+        np.testing.assert_allclose(
+            np.asarray(y[g * n : (g + 1) * n], np.float32), np.asarray(want, np.float32),
+            atol=tol, rtol=tol,
+        )  # fmt: skip
         slices.append(flax)
     # the running averages fold in the slices' mean statistics: the mean of the updates
     for name in ("mean", "var"):
@@ -101,6 +108,13 @@ def test_bad_groups_are_refused(groups):
         models.BatchNorm(3, groups=groups, rngs=nnx.Rngs(0))
     with pytest.raises(ValueError, match="`groups` must be an int >= 1"):
         models.set_batch_norm_groups(models.BatchNorm(3, rngs=nnx.Rngs(0)), groups)
+
+
+def test_an_unset_mode_is_flaxs_error_with_groups_too():
+    bn = models.BatchNorm(3, groups=2, use_running_average=None, rngs=nnx.Rngs(0))
+    with pytest.raises(ValueError, match="No `use_running_average` argument"):
+        bn(_x((4, 3)))
+    assert bn(_x((4, 3)), use_running_average=False).shape == (4, 3)
 
 
 def test_a_batch_that_does_not_split_is_refused():

@@ -6,23 +6,28 @@ update (:meth:`Method.after_update`). The target runs in training mode, so its b
 uses the statistics of the batch it sees; its running averages are never used (only the
 online encoder is evaluated) and are not kept.
 
-Batch norm and MoCo's shuffle-BN: by default batch norm is over the global batch (the arrays
-are global under ``jit``; one set of statistics for all devices, as SimCLR's global BN and
-MoCo v3's SyncBN), and the query and key batches get separate statistics (two calls). That
-keeps a leak which MoCo's shuffle-BN removes: the two calls normalise two views of the same
-images, so the statistics carry a signal from which the model can pick out the positive (He
-et al. 2020, Sec. 3.3, report a lower accuracy without the shuffle). ``method.bn_groups = G``
-(MoCo's and BYOL's) emulates a G-GPU run of PyTorch's DistributedDataParallel, as i-Mix's code
-runs (``--bn shuffle``, its default for MoCo and BYOL; 2 GPUs on CIFAR): every batch norm of
-the model normalises each of G equal slices of the batch with its own statistics
+Batch norm and MoCo's shuffle-BN: with per-GPU batch norm (PyTorch's DistributedDataParallel
+without SyncBN) a query and its positive key are normalised with statistics of the same
+sub-batch, a signal that sets the positive apart from negatives normalised elsewhere. MoCo
+breaks it by shuffling the key batch across the GPUs (He et al. 2020, Sec. 3.3); SimCLR and
+MoCo v3 normalise over the global batch instead. jaxcl's default is the latter: the arrays
+are global under ``jit`` (one set of statistics over all devices), the query and key batches
+in separate calls, so no sub-batch is shared by a query and its key alone. (What both fixes
+leave is batch-level: the current batch's keys carry the current batch's statistics, the
+queue's keys earlier batches'.) ``method.bn_groups = G`` (MoCo's and BYOL's) reproduces the
+official codes' setup instead, a G-GPU DDP run with shuffle-BN, as i-Mix's code runs (``--bn
+shuffle``, its default for MoCo and BYOL; 2 GPUs on CIFAR): every batch norm of the model
+normalises each of G equal slices of the batch with its own statistics
 (:class:`jaxcl.models.BatchNorm`), and the key (target) batch is shuffled across the slices
-before the target network and unshuffled after, so that a query and its key are normalised
-with statistics of different images. BYOL's calls concatenate the two views (``2N``): there
-the slices are ``2G``, each view's batch in G of them, as i-Mix's symmetric loop calls each
-view separately on every GPU; each view's target batch is shuffled within the view. ``G = 1``
-(the default) is global batch norm without a shuffle. Two departures from DDP: the running
-averages fold in the slices' mean statistics (DDP keeps the first GPU's), and i-Mix's mixing
-partners are drawn from the whole batch rather than within each GPU's slice.
+before the target network and put back after, so that a query and its key are normalised
+with statistics of different images. The two setups differ in more than the leak: batch norm
+over slices of ``N / G`` is noisier. BYOL's calls concatenate the two views (``2N``): there
+the slices are ``2G``, each view's batch in G of them, as i-Mix's code with ``--sym`` calls
+each view separately on every GPU (its ``run.sh`` rows are one-directional; jaxcl's BYOL loss
+is symmetric); each view's target batch is shuffled within the view. ``G = 1`` (the default)
+is global batch norm without a shuffle. Two departures from DDP: the running averages fold
+in the slices' mean statistics (DDP keeps the first GPU's), and i-Mix's mixing partners are
+drawn from the whole batch rather than within each GPU's slice.
 
 MoCo v2 (He et al. 2020; Chen et al. 2020): the query network (encoder + 2-layer head) on
 the first view, the EMA key network (constant momentum ``momentum``) on the second; InfoNCE

@@ -56,7 +56,7 @@ class BatchNorm(nnx.BatchNorm):
 
     def __call__(self, x, use_running_average: bool | None = None, *, mask=None):
         running = self.use_running_average if use_running_average is None else use_running_average
-        if self.groups == 1 or running:
+        if self.groups == 1 or running is not False:  # None: flax's error
             return super().__call__(x, use_running_average, mask=mask)
         if self.axis_name is not None:
             raise ValueError("BatchNorm: `groups` > 1 with `axis_name` (statistics over devices)")
@@ -66,6 +66,12 @@ class BatchNorm(nnx.BatchNorm):
                 f"BatchNorm: a batch of {n} does not split into groups={g} equal slices "
                 "(the batch size must be a multiple of the groups)"
             )
+        scale = self.scale[...] if self.scale is not None else None
+        bias = self.bias[...] if self.bias is not None else None
+        # flax's promotion: input, running statistics and parameters to one dtype first
+        x, _, _, scale, bias = self.promote_dtype(
+            (x, self.mean[...], self.var[...], scale, bias), dtype=self.dtype
+        )
         stats_dtype = jnp.promote_types(self.dtype or x.dtype, jnp.float32)
         xs = x.reshape(g, n // g, *x.shape[1:]).astype(stats_dtype)
         where = None if mask is None else jnp.broadcast_to(mask, x.shape).reshape(xs.shape)
@@ -83,13 +89,16 @@ class BatchNorm(nnx.BatchNorm):
         self.var[...] = jax.lax.stop_gradient(
             decay * self.var[...] + (1 - decay) * var.reshape(flat).mean(0)
         )
-        y = (xs - mean) * jax.lax.rsqrt(var + self.epsilon)
-        params = [p[...] for p in (self.scale, self.bias) if p is not None]
-        if self.scale is not None:
-            y = y * self.scale[...]
-        if self.bias is not None:
-            y = y + self.bias[...]
-        out_dtype = self.dtype or jnp.result_type(x, *params)  # flax's rule
+        # flax's _normalize: (x - mean) * (rsqrt(var + eps) * scale) + bias, cast at the end
+        y = x.reshape(xs.shape) - mean
+        mul = jax.lax.rsqrt(var + self.epsilon)
+        if scale is not None:
+            mul = mul * scale
+        y = y * mul
+        if bias is not None:
+            y = y + bias
+        params = [p for p in (scale, bias) if p is not None]
+        out_dtype = self.dtype or jnp.result_type(x, *params)
         return y.reshape(x.shape).astype(out_dtype)
 
 
