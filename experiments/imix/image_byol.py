@@ -11,8 +11,8 @@ bb16f69, 2026-11-28, 2 AMD EPYC cores, two runs at a time; ``python
 experiments/imix/image_table.py --tag _shuffle_bn --runs ...``,
 ``experiments/imix/results/image_table_shuffle_bn.{json,png}``):
 linear top-1 72.5 ± 1.8 (74.6 / 71.5 / 71.4), kNN top-1 65.6 ± 1.8; 8.0-8.3 min a run.
-6 epochs (``--config.train.epochs=6``, commit 0fd9e3c, 20 min a run): seeds 0 / 1 78.01 /
-76.50.
+6 epochs (``--config.train.epochs=6``, commit 0fd9e3c, 20 min a run): seeds 0-2 76.9 ± 0.9
+(78.0 / 76.5 / 76.3), kNN 71.5 ± 1.3 (``--tag _shuffle_bn_epochs6``).
 
 Earlier setups (batch norm on the heads' output layer and over the global batch; the README's
 i-Mix section has the runs with i-Mix's heads and global batch norm):

@@ -12,7 +12,8 @@ experiments/imix/image_table.py --tag _shuffle_bn --runs ...``,
 ``experiments/imix/results/image_table_shuffle_bn.{json,png}``):
 linear top-1 69.3 ± 3.8 (71.8 / 71.2 / 64.9), kNN top-1 62.1 ± 3.8; against BYOL's runs
 of the same seeds -2.8 / -0.3 / -6.5; 8.0 min a run. 6 epochs (``--config.train.epochs=6``,
-commit 0fd9e3c, 20 min a run): seeds 0 / 1 78.58 / 77.08, +0.6 in both against BYOL.
+commit 0fd9e3c, 20 min a run): seeds 0-2 77.6 ± 0.8 (78.6 / 77.1 /
+77.2), kNN 71.7 ± 0.8: +0.6 / +0.6 / +0.9 against BYOL (``--tag _shuffle_bn_epochs6``).
 
 Earlier setups (batch norm on the heads' output layer and over the global batch; the README's
 i-Mix section has the runs with i-Mix's heads and global batch norm):
