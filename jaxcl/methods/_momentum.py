@@ -109,10 +109,6 @@ def _check_groups(method, hp, config):
         )
 
 
-def _grouped(model, groups: int):
-    return model if groups == 1 else models.set_batch_norm_groups(model, groups)
-
-
 def _shuffled(perm, x, fn):
     """``fn`` on ``x[perm]``, the result put back in ``x``'s order (shuffle-BN's shuffle and
     unshuffle: per-sample outputs change only through batch norm's statistics)."""
@@ -160,7 +156,7 @@ class MoCo(ImageViewsMethod):
         _check_groups(self.name, self.hp, config)
 
     def build(self, spec, rngs):
-        return _grouped(super().build(spec, rngs), self.hp.bn_groups)
+        return models.set_batch_norm_groups(super().build(spec, rngs), self.hp.bn_groups)
 
     def init_extra(self, model, key):
         return {
@@ -312,7 +308,9 @@ class BYOL(Method):
             rngs=rngs,
         )
         # every call is on both views (2N): G slices per view
-        return _grouped(BYOLModel(encoder, head, predictor), 2 * self.hp.bn_groups)
+        return models.set_batch_norm_groups(
+            BYOLModel(encoder, head, predictor), 2 * self.hp.bn_groups
+        )
 
     def init_extra(self, model, key):
         return {"target": _target_params(model)}

@@ -50,7 +50,7 @@ class BatchNorm(nnx.BatchNorm):
 
     def __init__(self, num_features: int, *, groups: int = 1, **kwargs):
         super().__init__(num_features, **kwargs)
-        if self.axis not in (-1,):
+        if self.axis != -1:
             raise ValueError(f"BatchNorm: only the last axis as features, got axis={self.axis!r}")
         self.groups = _check_groups(groups)
 
