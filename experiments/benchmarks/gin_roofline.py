@@ -1,0 +1,417 @@
+"""Benchmark: the floor under a DACL-GIN epoch on this machine, set by its dense products alone.
+
+``gin_benchmark.py`` times DACL's GIN pretraining on IMDB-BINARY in jaxcl and in PyTorch
+Geometric; the issue asks jaxcl for 1.3x PyG. This script asks how fast *any*
+implementation of that epoch could be here. Every implementation that computes the same
+float32 gradients has to run the same matrix products: each Linear of the GIN (7 of 512 x
+512 per layer stack: two per layer, the first layer's 1 x 512 excepted) on every real node,
+each of the head's 3 Linears (2048 x 2048) on both views of every real graph, forward,
+input gradient and weight gradient. The script
+
+1. counts those products per epoch from the data (real nodes and graphs: no padding), and
+   checks the count against XLA's own flop count of jaxcl's compiled gradient on one padded
+   batch (``cost_analysis``, with the padded rows in the count; what XLA counts beyond the
+   products is the rest of the step's arithmetic);
+2. times each product's three forms (``X @ W``, ``dY @ W.T``, ``X.T @ dY``) at the epoch's
+   mean batch shape, in JAX (jit, XLA:CPU's own GEMM) and in PyTorch (``torch.mm``,
+   oneDNN / MKL), each in its own process, median of ``--repeats`` calls;
+3. adds up, form by form, the faster library's time over the epoch: the **floor**. Batch norm,
+   aggregation, the loss, Adam and the data pipeline are left out, so no implementation
+   that runs these products at the best rate measured here can be faster than the floor
+   (only one that computes fewer or cheaper products: lower precision, or reordering the
+   algebra, e.g. mixing the two views after the head's first Linear instead of before it,
+   which the script also prices);
+4. reads the epoch times of a ``gin_benchmark.py`` record made on the same CPU (``--record``)
+   and reports the largest speed-up over PyG that the floor leaves, against the issue's 1.3x.
+
+Run it on quiet cores, right after ``gin_benchmark.py`` (its record is the default).
+
+Usage (from the repository root; ``pip install -e '.[bench]'`` for torch):
+
+  python experiments/benchmarks/gin_roofline.py
+  python experiments/benchmarks/gin_roofline.py --record results/gin_benchmark.json --repeats 30
+
+Writes gin_roofline.json and .png to --out (default experiments/benchmarks/results).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import time
+
+import _common  # experiments/benchmarks/_common.py: the script's folder is on sys.path
+
+HERE = pathlib.Path(__file__).resolve().parent
+DEFAULT_OUT = HERE / "results"
+DEFAULT_DATA = pathlib.Path(os.environ.get("JAXCL_DATA_DIR") or HERE.parents[2] / "shared" / "data")
+DATASET = "imdb_binary"
+TARGET = 1.3  # the issue's speed-up over PyG
+FORMS = ("forward", "input_grad", "weight_grad")
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--data-dir", type=pathlib.Path, default=DEFAULT_DATA, help="the folder with tu_gin/"
+    )
+    parser.add_argument(
+        "--record",
+        type=pathlib.Path,
+        default=DEFAULT_OUT / "gin_benchmark.json",
+        help="a gin_benchmark.py record made on this CPU (its jaxcl and PyG epoch times)",
+    )
+    parser.add_argument("--repeats", type=int, default=30, help="timed calls per product")
+    parser.add_argument("--out", type=pathlib.Path, default=DEFAULT_OUT)
+    parser.add_argument("--torch-threads", type=int, default=os.cpu_count())
+    parser.add_argument("--worker", choices=["check", "jax", "torch"], help=argparse.SUPPRESS)
+    parser.add_argument("--shapes", help=argparse.SUPPRESS)  # JSON, for the workers
+    args = parser.parse_args()
+    if args.repeats < 1:
+        parser.error(f"--repeats must be at least 1, got {args.repeats}")
+    return args
+
+
+# --------------------------------------------------------------------------------------------
+# The products
+
+
+def linears(model: dict, num_features: int) -> list[dict]:
+    """DACL-GIN's Linear layers that the float32 gradient needs: ``(name, rows, K, N)`` with
+    ``rows`` ``'nodes'`` (the GIN's) or ``'views'`` (the head's, two rows per graph).
+
+    The GIN's first Linear (``num_features`` -> width) is listed too; its input gradient is
+    not needed (the input is data)."""
+    width, depth = model["encoder_width"], model["encoder_depth"]
+    out = []
+    for layer in range(depth):
+        fan_in = num_features if layer == 0 else width
+        out.append({"name": f"gin{layer}.a", "rows": "nodes", "k": fan_in, "n": width})
+        out.append({"name": f"gin{layer}.b", "rows": "nodes", "k": width, "n": width})
+    sizes = [width * depth] + [model["head_width"]] * (model["head_depth"] - 1)
+    sizes.append(model["embed_dim"])
+    for i, (k, n) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
+        out.append({"name": f"head{i}", "rows": "views", "k": k, "n": n})
+    return out
+
+
+def forms_of(linear: dict) -> tuple[str, ...]:
+    """The products a Linear's gradient step runs (no input gradient for the data's)."""
+    return ("forward", "weight_grad") if linear["name"] == "gin0.a" else FORMS
+
+
+def product_flops(layers: list[dict], nodes: float, views: float) -> dict:
+    """Flops of every product, ``2 * rows * K * N`` each, summed by part."""
+    parts = {"gin": 0.0, "head": 0.0}
+    for lin in layers:
+        rows = nodes if lin["rows"] == "nodes" else views
+        part = "gin" if lin["rows"] == "nodes" else "head"
+        parts[part] += len(forms_of(lin)) * 2.0 * rows * lin["k"] * lin["n"]
+    return parts
+
+
+def distinct_shapes(layers: list[dict], nodes: int, views: int) -> list[list[int]]:
+    """The distinct ``[rows, K, N]`` to time (one per Linear shape)."""
+    shapes = {(nodes if lin["rows"] == "nodes" else views, lin["k"], lin["n"]) for lin in layers}
+    return sorted([list(s) for s in shapes])
+
+
+# --------------------------------------------------------------------------------------------
+# Workers: the three forms of each shape, timed in one library
+
+
+def time_calls(call, repeats: int) -> float:
+    """Median seconds of ``call()`` (which waits for its result) after two warm-up calls."""
+    call()
+    call()
+    seconds = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        call()
+        seconds.append(time.perf_counter() - start)
+    return statistics.median(seconds)
+
+
+def jax_worker(args) -> dict:
+    import jax
+    import jax.numpy as jnp
+
+    out = {}
+    key = jax.random.key(0)
+    for rows, k, n in json.loads(args.shapes):
+        kx, kw, ky = jax.random.split(jax.random.fold_in(key, rows * k * n), 3)
+        x = jax.random.normal(kx, (rows, k), jnp.float32)
+        w = jax.random.normal(kw, (k, n), jnp.float32)
+        dy = jax.random.normal(ky, (rows, n), jnp.float32)
+        fns = {
+            "forward": (jax.jit(lambda x, w: x @ w), (x, w)),
+            "input_grad": (jax.jit(lambda dy, w: dy @ w.T), (dy, w)),
+            "weight_grad": (jax.jit(lambda x, dy: x.T @ dy), (x, dy)),
+        }
+        out[f"{rows}x{k}x{n}"] = {
+            form: time_calls(lambda f=f, a=a: f(*a).block_until_ready(), args.repeats)
+            for form, (f, a) in fns.items()
+        }
+    return {"library": f"jax {jax.__version__}", "seconds": out}
+
+
+def torch_worker(args) -> dict:
+    import torch
+
+    torch.set_num_threads(args.torch_threads)
+    gen = torch.Generator().manual_seed(0)
+    out = {}
+    with torch.no_grad():
+        for rows, k, n in json.loads(args.shapes):
+            x = torch.randn(rows, k, generator=gen)
+            w = torch.randn(k, n, generator=gen)
+            dy = torch.randn(rows, n, generator=gen)
+            fns = {
+                "forward": lambda x=x, w=w: torch.mm(x, w),
+                "input_grad": lambda dy=dy, w=w: torch.mm(dy, w.t()),
+                "weight_grad": lambda x=x, dy=dy: torch.mm(x.t(), dy),
+            }
+            out[f"{rows}x{k}x{n}"] = {form: time_calls(f, args.repeats) for form, f in fns.items()}
+    return {
+        "library": f"torch {torch.__version__}",
+        "threads": torch.get_num_threads(),
+        "seconds": out,
+    }
+
+
+def flop_check(args) -> dict:
+    """XLA's flop count of jaxcl's DACL-GIN gradient on one padded batch, beside the products'
+    count at that batch's padded rows."""
+    import jax
+    import numpy as np
+    from flax import nnx
+
+    from jaxcl import graphs, methods, training
+    from jaxcl.configs import dacl_graph
+
+    config = dacl_graph.make("dacl_graph", DATASET)
+    config.data.data_dir = str(args.data_dir)
+    config.mesh.data = 1
+    training.validate(config)
+    method = methods.get(config.method.name)(config)
+    mesh = training.make_mesh(1)
+    with jax.set_mesh(mesh):
+        run = training.Run.build(config, method, mesh)
+        state = jax.jit(run.init_state, out_shardings=run.shardings)()
+    batcher, ds = run.task.train_batcher, run.task.ds
+    first = np.arange(config.train.batch_size)
+    budget = batcher.budget_for(first)
+    batch = graphs.batch_graphs([ds.graphs[i] for i in first], budget)
+    graphdef, key = run.graphdef, jax.random.key(0)
+
+    def loss(params, model_state, batch):
+        model = nnx.merge(graphdef, params, model_state, copy=True)
+        return method.loss(model, batch, key, {})[0]
+
+    grad = jax.jit(jax.value_and_grad(loss))
+    compiled = grad.lower(state.params, state.model_state, batch).compile()
+    cost = compiled.cost_analysis()
+    cost = cost[0] if isinstance(cost, list) else cost
+    padded_nodes, padded_graphs = int(budget[0]), int(budget[2])
+    layers = linears(config.model.to_dict(), run.task.spec.num_features)
+    # The head runs on both views of every graph row, padding rows included.
+    counted = product_flops(layers, padded_nodes, 2 * padded_graphs)
+    num_nodes = [g.num_nodes for g in ds.graphs]
+    return {
+        "model": config.model.to_dict(),
+        "num_features": run.task.spec.num_features,
+        "num_graphs": len(ds),
+        "num_nodes": int(sum(num_nodes)),
+        "batch_size": config.train.batch_size,
+        "steps_per_epoch": run.task.steps_per_epoch,
+        "check_batch": {
+            "real_nodes": int(sum(num_nodes[i] for i in first)),
+            "padded_nodes": padded_nodes,
+            "padded_graphs": padded_graphs,
+            "xla_flops": float(cost["flops"]),
+            "product_flops": counted["gin"] + counted["head"],
+        },
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# The floor
+
+
+def floor(layers: list[dict], timings: dict, nodes: int, views: int, steps: int) -> dict:
+    """Seconds per epoch of every product at the faster library's time for its form and shape
+    (``timings``: library -> shape -> form -> seconds at the mean batch), by part; and the
+    same with the two views mixed after the head's first Linear (its products on one row per
+    graph instead of two)."""
+    parts = {"gin": 0.0, "head": 0.0}
+    best = {}
+    for lin in layers:
+        rows = nodes if lin["rows"] == "nodes" else views
+        shape = f"{rows}x{lin['k']}x{lin['n']}"
+        for form in forms_of(lin):
+            by_library = {lib: t[shape][form] for lib, t in timings.items()}
+            lib = min(by_library, key=by_library.get)
+            best[f"{lin['name']}.{form}"] = {"library": lib, "seconds": by_library[lib]}
+            parts["gin" if lin["rows"] == "nodes" else "head"] += steps * by_library[lib]
+    first_head = [lin for lin in layers if lin["rows"] == "views"][0]
+    head0 = sum(best[f"{first_head['name']}.{form}"]["seconds"] for form in FORMS) * steps
+    total = parts["gin"] + parts["head"]
+    return {
+        "seconds": total,
+        "parts": parts,
+        "products": best,
+        # GEMM time is close to linear in the rows at these sizes: half the rows, half the time.
+        "seconds_views_mixed_after_head0": total - head0 / 2,
+    }
+
+
+def plot(report: dict, path: pathlib.Path, env: dict) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    f, r = report["floor"], report["record"]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    labels = ["floor: dense products\nat the best GEMM rate", "jaxcl", "PyG"]
+    ax.barh(0, f["parts"]["gin"], color="C2", label="GIN products")
+    ax.barh(0, f["parts"]["head"], left=f["parts"]["gin"], color="C4", label="head products")
+    ax.barh(1, r["jaxcl_epoch_s"], color="C0")
+    ax.barh(2, r["pyg_epoch_s"], color="C1")
+    target = r["pyg_epoch_s"] / TARGET
+    ax.axvline(target, color="k", ls="--", lw=1, label=f"PyG / {TARGET} (the issue's target)")
+    ax.set_yticks(range(3), labels)
+    ax.invert_yaxis()
+    ax.set_xlabel("seconds per epoch (1000 graphs)")
+    for y, seconds in enumerate((f["seconds"], r["jaxcl_epoch_s"], r["pyg_epoch_s"])):
+        ax.text(seconds, y, f" {seconds:.2f} s", va="center", fontsize=8)
+    ax.set_xlim(0, 1.15 * max(f["seconds"], r["jaxcl_epoch_s"], r["pyg_epoch_s"]))
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, fontsize=8)
+    ax.grid(True, axis="x", alpha=0.3)
+    _common.finish_figure(
+        fig,
+        path,
+        f"DACL-GIN epoch on IMDB-BINARY, {env['cpu_model']} ({env['cpu_count']} cores)\n"
+        f"the floor leaves at most {report['max_speedup_over_pyg']:.2f}x over PyG; "
+        f"jax {env['jax']}, torch {env['torch']}",
+    )
+
+
+def main() -> None:
+    start = time.perf_counter()
+    args = parse_args()
+    if args.worker:
+        workers = {"check": flop_check, "jax": jax_worker, "torch": torch_worker}
+        result = workers[args.worker](args)
+        print(json.dumps(result), flush=True)
+        return
+    if not args.record.is_file():
+        raise SystemExit(
+            f"--record {args.record}: no such file; run gin_benchmark.py on this CPU first"
+        )
+    record = json.loads(args.record.read_text())
+    env = _common.environment(("jax", "jaxlib", "torch"))
+    if record["env"]["cpu_model"] != env["cpu_model"] or record["env"].get("torch_device") != "cpu":
+        raise SystemExit(
+            f"--record {args.record} was made on {record['env']['cpu_model']!r} (PyG on "
+            f"{record['env'].get('torch_device')!r}); this machine is {env['cpu_model']!r}: "
+            "run gin_benchmark.py here first, PyG on the CPU"
+        )
+    _common.print_environment(env)
+    setup = record["setup"]
+    layers = linears(setup["model"], setup["num_features"])
+    # The data's counts and XLA's flop count of jaxcl's gradient, in a process of their own.
+    flags = [f"--data-dir={args.data_dir}", f"--repeats={args.repeats}"]
+    probe = _common.run_worker(__file__, [*flags, "--worker=check"], "check")
+    steps, num_graphs = probe["steps_per_epoch"], probe["num_graphs"]
+    if probe["model"] != setup["model"] or num_graphs != setup["num_graphs"]:
+        raise SystemExit(f"--record {args.record}: its model or data differ from the config's")
+    nodes = round(probe["num_nodes"] / steps)
+    views = round(2 * num_graphs / steps)
+    shapes = json.dumps(distinct_shapes(layers, nodes, views))
+    print(
+        f"# {num_graphs} graphs, {probe['num_nodes']} nodes, {steps} steps per epoch: products "
+        f"timed at the mean batch ({nodes} node rows, {views} view rows), median of "
+        f"{args.repeats} calls"
+    )
+    timings = {}
+    for kind in ("jax", "torch"):
+        extra = [f"--torch-threads={args.torch_threads}"] if kind == "torch" else []
+        r = _common.run_worker(
+            __file__, [*flags, *extra, f"--worker={kind}", f"--shapes={shapes}"], kind
+        )
+        timings[r["library"]] = r["seconds"]
+        if kind == "torch":
+            env["torch_threads"] = r["threads"]
+    fl = floor(layers, timings, nodes, views, steps)
+    flops = product_flops(layers, probe["num_nodes"], 2 * num_graphs)
+    total_flops = flops["gin"] + flops["head"]
+    check = probe["check_batch"]
+    jax_s, pyg_s = record["jaxcl"]["median_epoch_s"], record["pyg"]["median_epoch_s"]
+    report = {
+        "products_per_epoch_flops": flops,
+        "check_batch": check,
+        "timings": timings,
+        "floor": fl,
+        "record": {
+            "path": str(args.record),
+            "date": record["env"]["date"],
+            "commit": record["env"]["commit"],
+            "jaxcl_epoch_s": jax_s,
+            "pyg_epoch_s": pyg_s,
+            "speedup": pyg_s / jax_s,
+        },
+        "max_speedup_over_pyg": pyg_s / fl["seconds"],
+        "max_speedup_over_pyg_views_mixed_after_head0": (
+            pyg_s / fl["seconds_views_mixed_after_head0"]
+        ),
+    }
+
+    print(
+        f"\nXLA's flop count of jaxcl's gradient on the first batch ({check['real_nodes']} "
+        f"real nodes padded to {check['padded_nodes']}, {check['padded_graphs']} graph rows): "
+        f"{check['xla_flops'] / 1e9:.2f} GFLOP; the products at those rows "
+        f"{check['product_flops'] / 1e9:.2f} GFLOP "
+        f"({check['product_flops'] / check['xla_flops']:.1%} of XLA's)"
+    )
+    print(f"\n{'product':<18} {'rows x K x N':>16} | " + " ".join(f"{lib:>22}" for lib in timings))
+    for shape in json.loads(shapes):
+        name = "x".join(map(str, shape))
+        for form in FORMS:
+            cells = " ".join(f"{t[name][form] * 1e3:19.2f} ms" for t in timings.values())
+            rate = 2 * shape[0] * shape[1] * shape[2] / min(t[name][form] for t in timings.values())
+            print(f"{form:<18} {name:>16} | {cells}   best {rate / 1e9:6.1f} GFLOP/s")
+    print(
+        f"\nper epoch: the products {total_flops / 1e9:.1f} GFLOP (GIN {flops['gin'] / 1e9:.1f}, "
+        f"head {flops['head'] / 1e9:.1f}); floor {fl['seconds']:.3f} s (GIN "
+        f"{fl['parts']['gin']:.3f}, head {fl['parts']['head']:.3f}: "
+        f"{total_flops / fl['seconds'] / 1e9:.1f} GFLOP/s)"
+    )
+    print(
+        f"record {args.record.name} ({record['env']['date']}, commit {record['env']['commit']}): "
+        f"jaxcl {jax_s:.3f} s per epoch ({fl['seconds'] / jax_s:.0%} of it the floor), PyG "
+        f"{pyg_s:.3f} s ({fl['seconds'] / pyg_s:.0%}); jaxcl {pyg_s / jax_s:.2f}x PyG"
+    )
+    best = report["max_speedup_over_pyg"]
+    print(
+        f"\nthe floor leaves at most {best:.2f}x over PyG on this CPU (with the views mixed after "
+        f"the head's first Linear: {report['max_speedup_over_pyg_views_mixed_after_head0']:.2f}x)"
+        f"; the issue asks {TARGET}x: "
+        + (
+            "reachable in principle"
+            if best >= TARGET
+            else "out of reach of any implementation "
+            "that runs these products in float32 at the rates measured here"
+        )
+    )
+    report["wall_s"] = time.perf_counter() - start
+    print(f"({report['wall_s']:.0f} s)")
+    saved = {"env": env, **report}
+    _common.save_record(args, "gin_roofline", saved, lambda path: plot(report, path, env))
+
+
+if __name__ == "__main__":
+    main()

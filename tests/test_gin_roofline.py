@@ -1,0 +1,93 @@
+"""experiments/benchmarks/gin_roofline.py: its count of DACL-GIN's dense products against
+XLA's flop count of jaxcl's compiled gradient, and how it adds up the floor."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+BENCHMARKS = REPO / "experiments" / "benchmarks"
+
+
+@pytest.fixture(scope="module")
+def roofline():
+    sys.path.insert(0, str(BENCHMARKS))  # the script imports its folder's _common
+    try:
+        path = BENCHMARKS / "gin_roofline.py"
+        spec = importlib.util.spec_from_file_location("gin_roofline", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    return module
+
+
+MODEL = {
+    "encoder_width": 512,
+    "encoder_depth": 4,
+    "head_width": 2048,
+    "head_depth": 3,
+    "embed_dim": 2048,
+}
+
+
+def test_linears_and_their_flops(roofline):
+    layers = roofline.linears(MODEL, num_features=1)
+    assert [(lin["name"], lin["k"], lin["n"]) for lin in layers] == [
+        ("gin0.a", 1, 512),
+        ("gin0.b", 512, 512),
+        ("gin1.a", 512, 512),
+        ("gin1.b", 512, 512),
+        ("gin2.a", 512, 512),
+        ("gin2.b", 512, 512),
+        ("gin3.a", 512, 512),
+        ("gin3.b", 512, 512),
+        ("head0", 2048, 2048),
+        ("head1", 2048, 2048),
+        ("head2", 2048, 2048),
+    ]
+    flops = roofline.product_flops(layers, nodes=100, views=10)
+    # 7 square GIN Linears x 3 products + the first Linear's forward and weight gradient.
+    assert flops["gin"] == 7 * 3 * 2 * 100 * 512 * 512 + 2 * 2 * 100 * 1 * 512
+    assert flops["head"] == 3 * 3 * 2 * 10 * 2048 * 2048
+
+
+def test_products_are_what_xla_counts_in_jaxcls_gradient(roofline):
+    """The listed products are nearly all of XLA's flops for jaxcl's DACL-GIN gradient on a
+    real IMDB-BINARY batch (the rest: batch norm, aggregation, loss, element-wise work): a
+    Linear left out or counted twice would move the share by 7% or more."""
+    data = REPO.parent / "shared" / "data"
+    if not (data / "tu_gin").is_dir():
+        pytest.fail(f"benchmark data not found at {data} (../shared/data beside the checkout)")
+    check = roofline.flop_check(argparse.Namespace(data_dir=data))["check_batch"]
+    assert check["padded_nodes"] >= check["real_nodes"]
+    share = check["product_flops"] / check["xla_flops"]
+    assert 0.95 <= share <= 1.0, share
+
+
+def test_floor_takes_the_faster_library_per_product(roofline):
+    layers = roofline.linears({**MODEL, "encoder_depth": 1, "head_depth": 1}, num_features=1)
+    nodes, views, steps = 8, 4, 3
+    a = {
+        "8x1x512": {"forward": 1.0, "input_grad": 100.0, "weight_grad": 3.0},
+        "8x512x512": {"forward": 10.0, "input_grad": 20.0, "weight_grad": 30.0},
+        "4x512x2048": {"forward": 5.0, "input_grad": 6.0, "weight_grad": 7.0},
+    }
+    b = {
+        "8x1x512": {"forward": 2.0, "input_grad": 0.0, "weight_grad": 2.0},
+        "8x512x512": {"forward": 11.0, "input_grad": 19.0, "weight_grad": 31.0},
+        "4x512x2048": {"forward": 4.0, "input_grad": 8.0, "weight_grad": 7.5},
+    }
+    result = roofline.floor(layers, {"a": a, "b": b}, nodes, views, steps)
+    # gin0.a: forward 1 (a), weight gradient 2 (b), no input gradient (the data's).
+    assert result["parts"]["gin"] == steps * (1 + 2 + 10 + 19 + 30)
+    assert result["parts"]["head"] == steps * (4 + 6 + 7)
+    assert result["products"]["gin0.b.input_grad"] == {"library": "b", "seconds": 19.0}
+    assert result["seconds"] == steps * (62 + 17)
+    # The head's first Linear on one row per graph: its three products at half the time.
+    assert result["seconds_views_mixed_after_head0"] == steps * (62 + 17 / 2)
