@@ -77,17 +77,20 @@ def test_floor_takes_the_faster_library_per_product(roofline):
         "8x1x512": {"forward": 1.0, "input_grad": 100.0, "weight_grad": 3.0},
         "8x512x512": {"forward": 10.0, "input_grad": 20.0, "weight_grad": 30.0},
         "4x512x2048": {"forward": 5.0, "input_grad": 6.0, "weight_grad": 7.0},
+        "adam": 0.5,
     }
     b = {
         "8x1x512": {"forward": 2.0, "input_grad": 0.0, "weight_grad": 2.0},
         "8x512x512": {"forward": 11.0, "input_grad": 19.0, "weight_grad": 31.0},
         "4x512x2048": {"forward": 4.0, "input_grad": 8.0, "weight_grad": 7.5},
+        "adam": 0.25,
     }
     result = roofline.floor(layers, {"a": a, "b": b}, nodes, views, steps)
     # gin0.a: forward 1 (a), weight gradient 2 (b), no input gradient (the data's).
     assert result["parts"]["gin"] == steps * (1 + 2 + 10 + 19 + 30)
     assert result["parts"]["head"] == steps * (4 + 6 + 7)
     assert result["products"]["gin0.b.input_grad"] == {"library": "b", "seconds": 19.0}
-    assert result["seconds"] == steps * (62 + 17)
+    assert result["parts"]["adam"] == steps * 0.25  # one update per step, the faster library
+    assert result["seconds"] == steps * (62 + 17 + 0.25)
     # The head's first Linear on one row per graph: its three products at half the time.
-    assert result["seconds_views_mixed_after_head0"] == steps * (62 + 17 / 2)
+    assert result["seconds_views_mixed_after_head0"] == steps * (62 + 17 / 2 + 0.25)

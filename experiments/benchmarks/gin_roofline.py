@@ -1,4 +1,5 @@
-"""Benchmark: the floor under a DACL-GIN epoch on this machine, set by its dense products alone.
+"""Benchmark: the floor under a DACL-GIN epoch on this machine, set by its matrix products and
+Adam's updates alone.
 
 ``gin_benchmark.py`` times DACL's GIN pretraining on IMDB-BINARY in jaxcl and in PyTorch
 Geometric; the issue asks jaxcl for 1.3x PyG. This script asks how fast *any*
@@ -6,7 +7,8 @@ implementation of that epoch could be here. Every implementation that computes t
 float32 gradients has to run the same matrix products: each Linear of the GIN (7 of 512 x
 512 per layer stack: two per layer, the first layer's 1 x 512 excepted) on every real node,
 each of the head's 3 Linears (2048 x 2048) on both views of every real graph, forward,
-input gradient and weight gradient. The script
+input gradient and weight gradient; and every step has to update those 14.4 M parameters
+with Adam. The script
 
 1. counts those products per epoch from the data (real nodes and graphs: no padding), and
    checks the count against XLA's own flop count of jaxcl's compiled gradient on one padded
@@ -14,13 +16,15 @@ input gradient and weight gradient. The script
    products is the rest of the step's arithmetic);
 2. times each product's three forms (``X @ W``, ``dY @ W.T``, ``X.T @ dY``) at the epoch's
    mean batch shape, in JAX (jit, XLA:CPU's own GEMM) and in PyTorch (``torch.mm``,
-   oneDNN / MKL), each in its own process, median of ``--repeats`` calls;
-3. adds up, form by form, the faster library's time over the epoch: the **floor**. Batch norm,
-   aggregation, the loss, Adam and the data pipeline are left out, so no implementation
-   that runs these products at the best rate measured here can be faster than the floor
-   (only one that computes fewer or cheaper products: lower precision, or reordering the
-   algebra, e.g. mixing the two views after the head's first Linear instead of before it,
-   which the script also prices);
+   oneDNN / MKL), and one Adam update of the Linears' parameters (optax, state donated;
+   ``torch.optim.Adam`` multi-tensor and fused, the faster), each library in its own
+   process, median of ``--repeats`` calls;
+3. adds up, product by product, the faster library's time over the epoch, and the faster
+   Adam update per step: the **floor**. Batch norm, aggregation, the loss and the data
+   pipeline are left out, so no implementation that runs these products and updates at the
+   best rates measured here can be faster than the floor (only one that computes fewer or
+   cheaper products: lower precision, or reordering the algebra, e.g. mixing the two views
+   after the head's first Linear instead of before it, which the script also prices);
 4. reads the epoch times of a ``gin_benchmark.py`` record made on the same CPU (``--record``)
    and reports the largest speed-up over PyG that the floor leaves, against the issue's 1.3x.
 
@@ -141,7 +145,8 @@ def jax_worker(args) -> dict:
 
     out = {}
     key = jax.random.key(0)
-    for rows, k, n in json.loads(args.shapes):
+    shapes = json.loads(args.shapes)
+    for rows, k, n in shapes["products"]:
         kx, kw, ky = jax.random.split(jax.random.fold_in(key, rows * k * n), 3)
         x = jax.random.normal(kx, (rows, k), jnp.float32)
         w = jax.random.normal(kw, (k, n), jnp.float32)
@@ -155,7 +160,35 @@ def jax_worker(args) -> dict:
             form: time_calls(lambda f=f, a=a: f(*a).block_until_ready(), args.repeats)
             for form, (f, a) in fns.items()
         }
+    out["adam"] = jax_adam_seconds(shapes["params"], args.repeats)
     return {"library": f"jax {jax.__version__}", "seconds": out}
+
+
+def jax_adam_seconds(params: list[list[int]], repeats: int) -> float:
+    """One optax Adam update of the Linears' kernels and biases, state donated as in the
+    trainer's step."""
+    import functools
+
+    import jax
+    import jax.numpy as jnp
+    import optax
+
+    tree = [(jnp.zeros((k, n)), jnp.zeros((n,))) for k, n in params]
+    grads = jax.tree.map(lambda p: jnp.full_like(p, 1e-3), tree)
+    opt = optax.adam(1e-3)
+
+    @functools.partial(jax.jit, donate_argnums=(0, 1))
+    def update(p, s, g):
+        updates, s = opt.update(g, s, p)
+        return optax.apply_updates(p, updates), s
+
+    carry = [tree, opt.init(tree)]
+
+    def call():
+        carry[:] = update(*carry, grads)
+        jax.block_until_ready(carry)
+
+    return time_calls(call, repeats)
 
 
 def torch_worker(args) -> dict:
@@ -165,7 +198,8 @@ def torch_worker(args) -> dict:
     gen = torch.Generator().manual_seed(0)
     out = {}
     with torch.no_grad():
-        for rows, k, n in json.loads(args.shapes):
+        shapes = json.loads(args.shapes)
+        for rows, k, n in shapes["products"]:
             x = torch.randn(rows, k, generator=gen)
             w = torch.randn(k, n, generator=gen)
             dy = torch.randn(rows, n, generator=gen)
@@ -175,9 +209,20 @@ def torch_worker(args) -> dict:
                 "weight_grad": lambda x=x, dy=dy: torch.mm(x.t(), dy),
             }
             out[f"{rows}x{k}x{n}"] = {form: time_calls(f, args.repeats) for form, f in fns.items()}
+    # torch.optim.Adam's multi-tensor and fused implementations; the faster counts.
+    params = [torch.zeros(*shape) for k, n in shapes["params"] for shape in ((k, n), (n,))]
+    for p in params:
+        p.requires_grad_(True)
+        p.grad = torch.full_like(p, 1e-3)
+    adam = {}
+    for variant in ("foreach", "fused"):
+        opt = torch.optim.Adam(params, lr=1e-3, **{variant: True})
+        adam[variant] = time_calls(opt.step, args.repeats)
+    out["adam"] = min(adam.values())
     return {
         "library": f"torch {torch.__version__}",
         "threads": torch.get_num_threads(),
+        "adam_variants": adam,
         "seconds": out,
     }
 
@@ -245,7 +290,8 @@ def floor(layers: list[dict], timings: dict, nodes: int, views: int, steps: int)
     """Seconds per epoch of every product at the faster library's time for its form and shape
     (``timings``: library -> shape -> form -> seconds at the mean batch), by part; and the
     same with the two views mixed after the head's first Linear (its products on one row per
-    graph instead of two)."""
+    graph instead of two). Also each step's Adam update of the Linears' parameters, at the
+    faster library's time (``'adam'`` in ``timings``)."""
     parts = {"gin": 0.0, "head": 0.0}
     best = {}
     for lin in layers:
@@ -258,7 +304,8 @@ def floor(layers: list[dict], timings: dict, nodes: int, views: int, steps: int)
             parts["gin" if lin["rows"] == "nodes" else "head"] += steps * by_library[lib]
     first_head = [lin for lin in layers if lin["rows"] == "views"][0]
     head0 = sum(best[f"{first_head['name']}.{form}"]["seconds"] for form in FORMS) * steps
-    total = parts["gin"] + parts["head"]
+    parts["adam"] = steps * min(t["adam"] for t in timings.values())
+    total = parts["gin"] + parts["head"] + parts["adam"]
     return {
         "seconds": total,
         "parts": parts,
@@ -276,9 +323,16 @@ def plot(report: dict, path: pathlib.Path, env: dict) -> None:
 
     f, r = report["floor"], report["record"]
     fig, ax = plt.subplots(figsize=(7, 4))
-    labels = ["floor: dense products\nat the best GEMM rate", "jaxcl", "PyG"]
+    labels = ["floor: products and\nAdam at the best rates", "jaxcl", "PyG"]
     ax.barh(0, f["parts"]["gin"], color="C2", label="GIN products")
     ax.barh(0, f["parts"]["head"], left=f["parts"]["gin"], color="C4", label="head products")
+    ax.barh(
+        0,
+        f["parts"]["adam"],
+        left=f["parts"]["gin"] + f["parts"]["head"],
+        color="C7",
+        label="Adam updates",
+    )
     ax.barh(1, r["jaxcl_epoch_s"], color="C0")
     ax.barh(2, r["pyg_epoch_s"], color="C1")
     target = r["pyg_epoch_s"] / TARGET
@@ -289,7 +343,7 @@ def plot(report: dict, path: pathlib.Path, env: dict) -> None:
     for y, seconds in enumerate((f["seconds"], r["jaxcl_epoch_s"], r["pyg_epoch_s"])):
         ax.text(seconds, y, f" {seconds:.2f} s", va="center", fontsize=8)
     ax.set_xlim(0, 1.15 * max(f["seconds"], r["jaxcl_epoch_s"], r["pyg_epoch_s"]))
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3, fontsize=8)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=8)
     ax.grid(True, axis="x", alpha=0.3)
     _common.finish_figure(
         fig,
@@ -331,7 +385,9 @@ def main() -> None:
         raise SystemExit(f"--record {args.record}: its model or data differ from the config's")
     nodes = round(probe["num_nodes"] / steps)
     views = round(2 * num_graphs / steps)
-    shapes = json.dumps(distinct_shapes(layers, nodes, views))
+    products = distinct_shapes(layers, nodes, views)
+    params = [[lin["k"], lin["n"]] for lin in layers]
+    shapes = json.dumps({"products": products, "params": params})
     print(
         f"# {num_graphs} graphs, {probe['num_nodes']} nodes, {steps} steps per epoch: products "
         f"timed at the mean batch ({nodes} node rows, {views} view rows), median of "
@@ -378,17 +434,19 @@ def main() -> None:
         f"({check['product_flops'] / check['xla_flops']:.1%} of XLA's)"
     )
     print(f"\n{'product':<18} {'rows x K x N':>16} | " + " ".join(f"{lib:>22}" for lib in timings))
-    for shape in json.loads(shapes):
+    for shape in products:
         name = "x".join(map(str, shape))
         for form in FORMS:
             cells = " ".join(f"{t[name][form] * 1e3:19.2f} ms" for t in timings.values())
             rate = 2 * shape[0] * shape[1] * shape[2] / min(t[name][form] for t in timings.values())
             print(f"{form:<18} {name:>16} | {cells}   best {rate / 1e9:6.1f} GFLOP/s")
+    adam = " ".join(f"{lib} {t['adam'] * 1e3:.2f} ms" for lib, t in timings.items())
+    print(f"{'Adam update':<18} {sum(k * n + n for k, n in params):>16,} | {adam}")
     print(
         f"\nper epoch: the products {total_flops / 1e9:.1f} GFLOP (GIN {flops['gin'] / 1e9:.1f}, "
         f"head {flops['head'] / 1e9:.1f}); floor {fl['seconds']:.3f} s (GIN "
-        f"{fl['parts']['gin']:.3f}, head {fl['parts']['head']:.3f}: "
-        f"{total_flops / fl['seconds'] / 1e9:.1f} GFLOP/s)"
+        f"{fl['parts']['gin']:.3f}, head {fl['parts']['head']:.3f}, Adam "
+        f"{fl['parts']['adam']:.3f})"
     )
     print(
         f"record {args.record.name} ({record['env']['date']}, commit {record['env']['commit']}): "
@@ -404,7 +462,7 @@ def main() -> None:
             "reachable in principle"
             if best >= TARGET
             else "out of reach of any implementation "
-            "that runs these products in float32 at the rates measured here"
+            "that runs these products and Adam updates in float32 at the rates measured here"
         )
     )
     report["wall_s"] = time.perf_counter() - start
