@@ -267,3 +267,60 @@ def test_glorot_uniform_gin_kernels():
             assert np.abs(kernel).max() <= limit
             np.testing.assert_allclose(kernel.std(), limit / math.sqrt(3), rtol=0.15)
             assert not np.asarray(linear.bias[...]).any()
+
+
+@pytest.mark.parametrize("head_batch_norm", [False, True])
+def test_dacl_loss_mixes_after_the_heads_first_linear_as_before_it(mutag, head_batch_norm):
+    """The method mixes the head's first Linear's outputs; mixing its inputs and running the
+    whole head gives the same loss and gradients (the Linear is affine, the mixtures convex)."""
+    graphs = mutag.graphs[60:76]
+    method = _method("dacl_graph", alpha=0.5, head_batch_norm=head_batch_norm)
+    model = method.build(_spec(mutag.num_features), rngs=nnx.Rngs(2))
+    batch = batch_graphs(graphs, _fits(graphs, 20, 30, 3))
+    key = jax.random.key(7)
+
+    def before(model):  # Algorithm 1 as written: mix the embeddings, then the whole head
+        real = jnp.arange(batch.n_node.shape[0]) < len(graphs)
+        h1, h2 = method.views(model.encoder(batch), real, key)
+        rows = jnp.concatenate([real, real])
+        z1, z2 = jnp.split(model.head(jnp.concatenate([h1, h2]), mask=rows), 2)
+        return losses.nt_xent(z1, z2, temperature=method.hp.temperature, where=real)
+
+    graphdef, params, rest = nnx.split(model, nnx.Param, ...)
+
+    def as_method(params):
+        return method.loss(nnx.merge(graphdef, params, rest, copy=True), batch, key, {})[0]
+
+    def as_written(params):
+        return before(nnx.merge(graphdef, params, rest, copy=True))
+
+    got, got_grads = jax.jit(jax.value_and_grad(as_method))(params)
+    want, want_grads = jax.jit(jax.value_and_grad(as_written))(params)
+    assert abs(float(got) - float(want)) <= 1e-5 * abs(float(want))
+    want_grads = dict(jax.tree_util.tree_leaves_with_path(want_grads))
+    # Float32 rounding differs (other sums): each leaf agrees to 1e-4 of its l2 norm, or of
+    # the whole gradient's for a leaf whose gradient is zero up to rounding (a bias that
+    # batch norm follows).
+    total = np.sqrt(sum(np.sum(np.square(w)) for w in want_grads.values()))
+    for path, g in jax.tree_util.tree_leaves_with_path(got_grads):
+        w = np.asarray(want_grads[path])
+        scale = np.linalg.norm(w) if np.linalg.norm(w) > 1e-3 * total else total
+        error = np.linalg.norm(np.asarray(g) - w) / scale
+        assert error <= 1e-4, (jax.tree_util.keystr(path), error, np.linalg.norm(w), total)
+
+
+def test_feedforward_after_first_linear():
+    from jaxcl.models import FeedForward
+
+    x = jax.random.normal(jax.random.key(0), (6, 5))
+    mask = jnp.array([True] * 5 + [False])
+    for batch_norm in (False, True):
+        ff = FeedForward(
+            5, width=8, depth=3, out_features=4, batch_norm=batch_norm, rngs=nnx.Rngs(1)
+        )
+        want = ff(x, mask=mask)
+        got = ff(ff.linears[0](x), mask=mask, after_first_linear=True)
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    ff = FeedForward(5, width=8, depth=2, shortcut=True, rngs=nnx.Rngs(1))
+    with pytest.raises(ValueError, match="after_first_linear.*shortcut"):
+        ff(ff.linears[0](x), after_first_linear=True)

@@ -27,7 +27,9 @@ class DACLGraph(Method):
     embedding with that of another real graph of the batch, ``lam * h + (1 - lam) * h~``,
     ``lam ~ U(alpha, 1)`` per graph, with independent draws for the two views (Algorithm 1
     with lines 8 and 14 mixing instead of lines 7 and 13). Both views share the encoder
-    pass, so the encoder's batch norm sees each real node once. The projection head is
+    pass, so the encoder's batch norm sees each real node once, and the head's first Linear
+    runs before the mixing (the same views one Linear later: see :meth:`loss`). The
+    projection head is
     DACL's graph head (``Projhead`` in the released code): ``head_depth`` x (Linear ->
     ReLU) of ``head_width`` (4 x 512), the last to ``embed_dim`` (2048 there), no batch
     norm; ``head_batch_norm=True`` adds batch norm over the 2N real view rows (padding rows
@@ -69,9 +71,14 @@ class DACLGraph(Method):
 
     def loss(self, model, batch: jraph.GraphsTuple, key, extra):
         real = graphs.padding_masks(batch).graphs
-        h1, h2 = self.views(model.encoder(batch), real, key)
+        # The views mix the head's first Linear's outputs rather than its inputs: the same
+        # values (the Linear is affine and each mixture's weights sum to one), with that
+        # Linear run on the batch's rows once instead of on both views' (7% of the step's
+        # products at DACL Table 4's sizes; gin_roofline.py).
+        u1, u2 = self.views(model.head.linears[0](model.encoder(batch)), real, key)
         rows = jnp.concatenate([real, real])
-        z1, z2 = jnp.split(model.head(jnp.concatenate([h1, h2]), mask=rows), 2)
+        z = model.head(jnp.concatenate([u1, u2]), mask=rows, after_first_linear=True)
+        z1, z2 = jnp.split(z, 2)
         loss = losses.nt_xent(z1, z2, temperature=self.hp.temperature, where=real)
         return loss, {"loss": loss}
 

@@ -75,16 +75,30 @@ class FeedForward(nnx.Module):
         )
         self.shortcut = nnx.Linear(in_features, out_features, **init) if shortcut else None
 
-    def __call__(self, x: jax.Array, *, mask: jax.Array | None = None) -> jax.Array:
+    def __call__(
+        self, x: jax.Array, *, mask: jax.Array | None = None, after_first_linear: bool = False
+    ) -> jax.Array:
         """``x: [rows, in_features]`` -> ``[rows, out_features]``.
 
         Args:
           x: input rows.
           mask: optional bool ``[rows]``: the rows batch norm takes statistics over.
+          after_first_linear: ``x`` is already ``self.linears[0]``'s output ``[rows, width]``
+            and the block continues from there (batch norm, ReLU, the other layers). For a
+            caller that mixes rows between the first Linear and the rest: the Linear is
+            affine, so it commutes with row mixtures whose weights sum to one, and can run
+            on the rows before they are mixed into more rows. Not with ``shortcut``, which
+            needs the block's input.
         """
+        if after_first_linear and self.shortcut is not None:
+            raise ValueError(
+                "FeedForward: `after_first_linear=True` needs the block's input for its "
+                "`shortcut`; call it on the input instead"
+            )
         h = x
         for i, linear in enumerate(self.linears):
-            h = linear(h)
+            if i or not after_first_linear:
+                h = linear(h)
             if self.norms:
                 h = self.norms[i](h, mask=None if mask is None else mask[:, None])
             h = nnx.relu(h)
