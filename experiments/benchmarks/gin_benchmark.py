@@ -12,7 +12,10 @@ in the trainer's loop. PyTorch
 Geometric's side is written here: the InfoGraph ``Encoder`` (``GINConv`` over Linear ->
 ReLU -> Linear, ReLU, ``BatchNorm1d``, ``global_add_pool`` of every layer, concatenated),
 the same head, mixup and loss, and ``torch_geometric.loader.DataLoader`` (batch 128,
-shuffled) over the same graphs and node features.
+shuffled) over the same graphs and node features. PyTorch mixes the graph embeddings and
+runs the head on both views, as DACL's code; jaxcl's ``DACLGraph.loss`` mixes after the
+head's first Linear: the same values, with that Linear on half the rows
+(``gin_roofline.py`` prices both orders).
 
 graphs/s = graphs per epoch / median epoch time, over ``--epochs`` full epochs after the
 warm-up, the data pipeline included on both sides (batching and padding on the host, as a

@@ -23,10 +23,13 @@ with Adam. The script
    Adam update per step: the **floor**. Batch norm, aggregation, the loss and the data
    pipeline are left out, so no implementation that runs these products and updates at the
    best rates measured here can be faster than the floor (only one that computes fewer or
-   cheaper products: lower precision, or reordering the algebra, e.g. mixing the two views
-   after the head's first Linear instead of before it, which the script also prices);
+   cheaper products: lower precision, or reordering the algebra). Two floors: DACL's
+   order (the views mixed before the head, as PyG's side of ``gin_benchmark.py`` and DACL's
+   code run it) and jaxcl's (mixed after the head's first Linear, which then runs on one
+   row per graph instead of two: ``DACLGraph.loss``);
 4. reads the epoch times of a ``gin_benchmark.py`` record made on the same CPU (``--record``)
-   and reports the largest speed-up over PyG that the floor leaves, against the issue's 1.3x.
+   and reports the largest speed-up over PyG that the lower floor leaves, against the
+   issue's 1.3x.
 
 Run it on quiet cores, right after ``gin_benchmark.py`` (its record is the default).
 
@@ -312,6 +315,7 @@ def floor(layers: list[dict], timings: dict, nodes: int, views: int, steps: int)
         "products": best,
         # GEMM time is close to linear in the rows at these sizes: half the rows, half the time.
         "seconds_views_mixed_after_head0": total - head0 / 2,
+        "parts_views_mixed_after_head0": {**parts, "head": parts["head"] - head0 / 2},
     }
 
 
@@ -322,34 +326,40 @@ def plot(report: dict, path: pathlib.Path, env: dict) -> None:
     import matplotlib.pyplot as plt
 
     f, r = report["floor"], report["record"]
-    fig, ax = plt.subplots(figsize=(7, 4))
-    labels = ["floor: products and\nAdam at the best rates", "jaxcl", "PyG"]
-    ax.barh(0, f["parts"]["gin"], color="C2", label="GIN products")
-    ax.barh(0, f["parts"]["head"], left=f["parts"]["gin"], color="C4", label="head products")
-    ax.barh(
-        0,
-        f["parts"]["adam"],
-        left=f["parts"]["gin"] + f["parts"]["head"],
-        color="C7",
-        label="Adam updates",
-    )
-    ax.barh(1, r["jaxcl_epoch_s"], color="C0")
-    ax.barh(2, r["pyg_epoch_s"], color="C1")
+    fig, ax = plt.subplots(figsize=(7, 4.4))
+    labels = ["floor, DACL's order\n(PyG's side)", "floor, jaxcl's order", "jaxcl", "PyG"]
+    for y, parts in enumerate((f["parts"], f["parts_views_mixed_after_head0"])):
+        left = 0.0
+        for part, color, label in (
+            ("gin", "C2", "GIN products"),
+            ("head", "C4", "head products"),
+            ("adam", "C7", "Adam updates"),
+        ):
+            ax.barh(y, parts[part], left=left, color=color, label=None if y else label)
+            left += parts[part]
+    ax.barh(2, r["jaxcl_epoch_s"], color="C0")
+    ax.barh(3, r["pyg_epoch_s"], color="C1")
     target = r["pyg_epoch_s"] / TARGET
     ax.axvline(target, color="k", ls="--", lw=1, label=f"PyG / {TARGET} (the issue's target)")
-    ax.set_yticks(range(3), labels)
+    ax.set_yticks(range(4), labels)
     ax.invert_yaxis()
     ax.set_xlabel("seconds per epoch (1000 graphs)")
-    for y, seconds in enumerate((f["seconds"], r["jaxcl_epoch_s"], r["pyg_epoch_s"])):
-        ax.text(seconds, y, f" {seconds:.2f} s", va="center", fontsize=8)
-    ax.set_xlim(0, 1.15 * max(f["seconds"], r["jaxcl_epoch_s"], r["pyg_epoch_s"]))
+    seconds = (
+        f["seconds"],
+        f["seconds_views_mixed_after_head0"],
+        r["jaxcl_epoch_s"],
+        r["pyg_epoch_s"],
+    )
+    for y, s in enumerate(seconds):
+        ax.text(s, y, f" {s:.2f} s", va="center", fontsize=8)
+    ax.set_xlim(0, 1.15 * max(seconds))
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=8)
     ax.grid(True, axis="x", alpha=0.3)
     _common.finish_figure(
         fig,
         path,
         f"DACL-GIN epoch on IMDB-BINARY, {env['cpu_model']} ({env['cpu_count']} cores)\n"
-        f"the floor leaves at most {report['max_speedup_over_pyg']:.2f}x over PyG; "
+        f"the floors leave at most {report['max_speedup_over_pyg']:.2f}x over PyG; "
         f"jax {env['jax']}, torch {env['torch']}",
     )
 
@@ -406,6 +416,7 @@ def main() -> None:
     flops = product_flops(layers, probe["num_nodes"], 2 * num_graphs)
     total_flops = flops["gin"] + flops["head"]
     check = probe["check_batch"]
+    reordered = fl["seconds_views_mixed_after_head0"]
     jax_s, pyg_s = record["jaxcl"]["median_epoch_s"], record["pyg"]["median_epoch_s"]
     report = {
         "products_per_epoch_flops": flops,
@@ -420,10 +431,9 @@ def main() -> None:
             "pyg_epoch_s": pyg_s,
             "speedup": pyg_s / jax_s,
         },
-        "max_speedup_over_pyg": pyg_s / fl["seconds"],
-        "max_speedup_over_pyg_views_mixed_after_head0": (
-            pyg_s / fl["seconds_views_mixed_after_head0"]
-        ),
+        "max_speedup_over_pyg_dacl_order": pyg_s / fl["seconds"],
+        # jaxcl's order: the lower floor.
+        "max_speedup_over_pyg": pyg_s / fl["seconds_views_mixed_after_head0"],
     }
 
     print(
@@ -444,20 +454,20 @@ def main() -> None:
     print(f"{'Adam update':<18} {sum(k * n + n for k, n in params):>16,} | {adam}")
     print(
         f"\nper epoch: the products {total_flops / 1e9:.1f} GFLOP (GIN {flops['gin'] / 1e9:.1f}, "
-        f"head {flops['head'] / 1e9:.1f}); floor {fl['seconds']:.3f} s (GIN "
+        f"head {flops['head'] / 1e9:.1f}) in DACL's order; floor {fl['seconds']:.3f} s (GIN "
         f"{fl['parts']['gin']:.3f}, head {fl['parts']['head']:.3f}, Adam "
-        f"{fl['parts']['adam']:.3f})"
+        f"{fl['parts']['adam']:.3f}); in jaxcl's order (the views mixed after the head's first "
+        f"Linear) {reordered:.3f} s"
     )
     print(
         f"record {args.record.name} ({record['env']['date']}, commit {record['env']['commit']}): "
-        f"jaxcl {jax_s:.3f} s per epoch ({fl['seconds'] / jax_s:.0%} of it the floor), PyG "
+        f"jaxcl {jax_s:.3f} s per epoch ({reordered / jax_s:.0%} of it its floor), PyG "
         f"{pyg_s:.3f} s ({fl['seconds'] / pyg_s:.0%}); jaxcl {pyg_s / jax_s:.2f}x PyG"
     )
     best = report["max_speedup_over_pyg"]
     print(
-        f"\nthe floor leaves at most {best:.2f}x over PyG on this CPU (with the views mixed after "
-        f"the head's first Linear: {report['max_speedup_over_pyg_views_mixed_after_head0']:.2f}x)"
-        f"; the issue asks {TARGET}x: "
+        f"\nthe lower floor leaves at most {best:.2f}x over PyG on this CPU (DACL's order: "
+        f"{report['max_speedup_over_pyg_dacl_order']:.2f}x); the issue asks {TARGET}x: "
         + (
             "reachable in principle"
             if best >= TARGET
