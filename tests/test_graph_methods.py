@@ -276,6 +276,8 @@ def test_dacl_loss_mixes_after_the_heads_first_linear_as_before_it(mutag, head_b
     graphs = mutag.graphs[60:76]
     method = _method("dacl_graph", alpha=0.5, head_batch_norm=head_batch_norm)
     model = method.build(_spec(mutag.num_features), rngs=nnx.Rngs(2))
+    for i, linear in enumerate(model.head.linears):  # biases start at zero: make them count
+        linear.bias[...] = jax.random.normal(jax.random.key(i), linear.bias.shape)
     batch = batch_graphs(graphs, _fits(graphs, 20, 30, 3))
     key = jax.random.key(7)
 

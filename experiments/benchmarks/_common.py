@@ -372,6 +372,18 @@ def git_commit() -> str:
     return commit + ("-dirty" if dirty else "")
 
 
+def is_ancestor(ancestor: str, commit: str) -> bool:
+    """Whether ``commit`` (a record's, ``-dirty`` allowed) is ``ancestor`` or descends from it
+    in this checkout; False where git cannot say (no checkout, an unknown commit)."""
+    here = pathlib.Path(__file__).resolve().parent
+    argv = ["git", "merge-base", "--is-ancestor", ancestor, commit.removesuffix("-dirty")]
+    try:
+        subprocess.run(argv, cwd=here, capture_output=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return False
+    return True
+
+
 def environment(packages: tuple[str, ...]) -> dict:
     """Date, commit, package versions, CPU model and count, thread settings and load at the
     start."""

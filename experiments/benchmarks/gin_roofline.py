@@ -8,28 +8,28 @@ float32 gradients has to run the same matrix products: each Linear of the GIN (7
 512 per layer stack: two per layer, the first layer's 1 x 512 excepted) on every real node,
 each of the head's 3 Linears (2048 x 2048) on both views of every real graph, forward,
 input gradient and weight gradient; and every step has to update those 14.4 M parameters
-with Adam. The script
+with Adam. Two orders of the same computation: DACL's (the views mixed before the head, as
+DACL's code and PyG's side of ``gin_benchmark.py`` run it) and jaxcl's (mixed after the
+head's first Linear, which then runs on one row per graph instead of two:
+``DACLGraph.loss``; the same values in exact arithmetic). The script
 
-1. counts those products per epoch from the data (real nodes and graphs: no padding), and
-   checks the count against XLA's own flop count of jaxcl's compiled gradient on one padded
-   batch (``cost_analysis``, with the padded rows in the count; what XLA counts beyond the
-   products is the rest of the step's arithmetic);
+1. counts those products per epoch from the data (real nodes and graphs: no padding), in
+   both orders, and checks jaxcl's count against XLA's own flop count of jaxcl's compiled
+   gradient on one padded batch (``cost_analysis``, with the padded rows in the count; what
+   XLA counts beyond the products is the rest of the step's arithmetic);
 2. times each product's three forms (``X @ W``, ``dY @ W.T``, ``X.T @ dY``) at the epoch's
-   mean batch shape, in JAX (jit, XLA:CPU's own GEMM) and in PyTorch (``torch.mm``,
+   mean batch shape in each order, in JAX (jit, XLA:CPU's own GEMM) and in PyTorch (``torch.mm``,
    oneDNN / MKL), and one Adam update of the Linears' parameters (optax, state donated;
    ``torch.optim.Adam`` multi-tensor and fused, the faster), each library in its own
    process, median of ``--repeats`` calls;
 3. adds up, product by product, the faster library's time over the epoch, and the faster
-   Adam update per step: the **floor**. Batch norm, aggregation, the loss and the data
-   pipeline are left out, so no implementation that runs these products and updates at the
-   best rates measured here can be faster than the floor (only one that computes fewer or
-   cheaper products: lower precision, or reordering the algebra). Two floors: DACL's
-   order (the views mixed before the head, as PyG's side of ``gin_benchmark.py`` and DACL's
-   code run it) and jaxcl's (mixed after the head's first Linear, which then runs on one
-   row per graph instead of two: ``DACLGraph.loss``);
-4. reads the epoch times of a ``gin_benchmark.py`` record made on the same CPU (``--record``)
-   and reports the largest speed-up over PyG that the lower floor leaves, against the
-   issue's 1.3x.
+   Adam update per step: the **floor** of each order. Batch norm, aggregation, the loss and
+   the data pipeline are left out, so no implementation that runs these products and
+   updates at the best rates measured here can be faster than the floor (only one that
+   computes fewer or cheaper products: lower precision, or reordering the algebra further);
+4. reads the epoch times of a ``gin_benchmark.py`` record made on the same CPU (``--record``;
+   a record older than jaxcl's order is flagged) and reports the largest speed-up over PyG
+   that the lower floor, jaxcl's, leaves, against the issue's 1.3x.
 
 Run it on quiet cores, right after ``gin_benchmark.py`` (its record is the default).
 
@@ -53,6 +53,7 @@ import time
 import _common  # experiments/benchmarks/_common.py: the script's folder is on sys.path
 
 HERE = pathlib.Path(__file__).resolve().parent
+JAXCL_ORDER_COMMIT = "13bc3b2"  # DACLGraph.loss mixes after the head's first Linear since
 DEFAULT_OUT = HERE / "results"
 DEFAULT_DATA = pathlib.Path(os.environ.get("JAXCL_DATA_DIR") or HERE.parents[2] / "shared" / "data")
 DATASET = "imdb_binary"
@@ -110,19 +111,36 @@ def forms_of(linear: dict) -> tuple[str, ...]:
     return ("forward", "weight_grad") if linear["name"] == "gin0.a" else FORMS
 
 
-def product_flops(layers: list[dict], nodes: float, views: float) -> dict:
+# The two orders: DACL's code (and PyG's side of gin_benchmark.py) mixes the graph embeddings
+# and runs the whole head on both views; jaxcl's DACLGraph.loss mixes after the head's first
+# Linear, which then runs on one row per graph.
+ORDERS = ("dacl", "jaxcl")
+
+
+def rows_of(lin: dict, nodes, graphs, order: str):
+    """The rows a Linear runs on in a batch of ``nodes`` nodes and ``graphs`` graphs."""
+    if lin["rows"] == "nodes":
+        return nodes
+    return graphs if (order == "jaxcl" and lin["name"] == "head0") else 2 * graphs
+
+
+def product_flops(layers: list[dict], nodes, graphs, order: str) -> dict:
     """Flops of every product, ``2 * rows * K * N`` each, summed by part."""
     parts = {"gin": 0.0, "head": 0.0}
     for lin in layers:
-        rows = nodes if lin["rows"] == "nodes" else views
+        rows = rows_of(lin, nodes, graphs, order)
         part = "gin" if lin["rows"] == "nodes" else "head"
         parts[part] += len(forms_of(lin)) * 2.0 * rows * lin["k"] * lin["n"]
     return parts
 
 
-def distinct_shapes(layers: list[dict], nodes: int, views: int) -> list[list[int]]:
-    """The distinct ``[rows, K, N]`` to time (one per Linear shape)."""
-    shapes = {(nodes if lin["rows"] == "nodes" else views, lin["k"], lin["n"]) for lin in layers}
+def distinct_shapes(layers: list[dict], nodes: int, graphs: int) -> list[list[int]]:
+    """The distinct ``[rows, K, N]`` to time (one per Linear shape and rows, both orders)."""
+    shapes = {
+        (rows_of(lin, nodes, graphs, order), lin["k"], lin["n"])
+        for lin in layers
+        for order in ORDERS
+    }
     return sorted([list(s) for s in shapes])
 
 
@@ -265,8 +283,9 @@ def flop_check(args) -> dict:
     cost = cost[0] if isinstance(cost, list) else cost
     padded_nodes, padded_graphs = int(budget[0]), int(budget[2])
     layers = linears(config.model.to_dict(), run.task.spec.num_features)
-    # The head runs on both views of every graph row, padding rows included.
-    counted = product_flops(layers, padded_nodes, 2 * padded_graphs)
+    # Padding rows included; the head's first Linear on each graph row, the rest of the head
+    # on both views of each (jaxcl's order, the one compiled here).
+    counted = product_flops(layers, padded_nodes, padded_graphs, "jaxcl")
     num_nodes = [g.num_nodes for g in ds.graphs]
     return {
         "model": config.model.to_dict(),
@@ -289,34 +308,26 @@ def flop_check(args) -> dict:
 # The floor
 
 
-def floor(layers: list[dict], timings: dict, nodes: int, views: int, steps: int) -> dict:
-    """Seconds per epoch of every product at the faster library's time for its form and shape
-    (``timings``: library -> shape -> form -> seconds at the mean batch), by part; and the
-    same with the two views mixed after the head's first Linear (its products on one row per
-    graph instead of two). Also each step's Adam update of the Linears' parameters, at the
-    faster library's time (``'adam'`` in ``timings``)."""
-    parts = {"gin": 0.0, "head": 0.0}
-    best = {}
-    for lin in layers:
-        rows = nodes if lin["rows"] == "nodes" else views
-        shape = f"{rows}x{lin['k']}x{lin['n']}"
-        for form in forms_of(lin):
-            by_library = {lib: t[shape][form] for lib, t in timings.items()}
-            lib = min(by_library, key=by_library.get)
-            best[f"{lin['name']}.{form}"] = {"library": lib, "seconds": by_library[lib]}
-            parts["gin" if lin["rows"] == "nodes" else "head"] += steps * by_library[lib]
-    first_head = [lin for lin in layers if lin["rows"] == "views"][0]
-    head0 = sum(best[f"{first_head['name']}.{form}"]["seconds"] for form in FORMS) * steps
-    parts["adam"] = steps * min(t["adam"] for t in timings.values())
-    total = parts["gin"] + parts["head"] + parts["adam"]
-    return {
-        "seconds": total,
-        "parts": parts,
-        "products": best,
-        # GEMM time is close to linear in the rows at these sizes: half the rows, half the time.
-        "seconds_views_mixed_after_head0": total - head0 / 2,
-        "parts_views_mixed_after_head0": {**parts, "head": parts["head"] - head0 / 2},
-    }
+def floor(layers: list[dict], timings: dict, nodes: int, graphs: int, steps: int) -> dict:
+    """Seconds per epoch, in each order, of every product at the faster library's time for its
+    form and shape (``timings``: library -> ``'RxKxN'`` -> form -> seconds at the mean batch),
+    and of each step's Adam update of the Linears' parameters at the faster library's time
+    (``timings[library]['adam']``), by part."""
+    out = {}
+    adam = min(t["adam"] for t in timings.values())
+    for order in ORDERS:
+        parts = {"gin": 0.0, "head": 0.0}
+        best = {}
+        for lin in layers:
+            shape = f"{rows_of(lin, nodes, graphs, order)}x{lin['k']}x{lin['n']}"
+            for form in forms_of(lin):
+                by_library = {lib: t[shape][form] for lib, t in timings.items()}
+                lib = min(by_library, key=by_library.get)
+                best[f"{lin['name']}.{form}"] = {"library": lib, "seconds": by_library[lib]}
+                parts["gin" if lin["rows"] == "nodes" else "head"] += steps * by_library[lib]
+        parts["adam"] = steps * adam
+        out[order] = {"seconds": sum(parts.values()), "parts": parts, "products": best}
+    return out
 
 
 def plot(report: dict, path: pathlib.Path, env: dict) -> None:
@@ -328,7 +339,7 @@ def plot(report: dict, path: pathlib.Path, env: dict) -> None:
     f, r = report["floor"], report["record"]
     fig, ax = plt.subplots(figsize=(7, 4.4))
     labels = ["floor, DACL's order\n(PyG's side)", "floor, jaxcl's order", "jaxcl", "PyG"]
-    for y, parts in enumerate((f["parts"], f["parts_views_mixed_after_head0"])):
+    for y, parts in enumerate((f["dacl"]["parts"], f["jaxcl"]["parts"])):
         left = 0.0
         for part, color, label in (
             ("gin", "C2", "GIN products"),
@@ -345,8 +356,8 @@ def plot(report: dict, path: pathlib.Path, env: dict) -> None:
     ax.invert_yaxis()
     ax.set_xlabel("seconds per epoch (1000 graphs)")
     seconds = (
-        f["seconds"],
-        f["seconds_views_mixed_after_head0"],
+        f["dacl"]["seconds"],
+        f["jaxcl"]["seconds"],
         r["jaxcl_epoch_s"],
         r["pyg_epoch_s"],
     )
@@ -378,11 +389,14 @@ def main() -> None:
         )
     record = json.loads(args.record.read_text())
     env = _common.environment(("jax", "jaxlib", "torch"))
-    if record["env"]["cpu_model"] != env["cpu_model"] or record["env"].get("torch_device") != "cpu":
+    made = record["env"]
+    if made["cpu_model"] != env["cpu_model"] or not all(
+        str(made.get(side, "")).startswith("cpu") for side in ("jax_device", "torch_device")
+    ):
         raise SystemExit(
-            f"--record {args.record} was made on {record['env']['cpu_model']!r} (PyG on "
-            f"{record['env'].get('torch_device')!r}); this machine is {env['cpu_model']!r}: "
-            "run gin_benchmark.py here first, PyG on the CPU"
+            f"--record {args.record} was made on {made['cpu_model']!r} (jaxcl on "
+            f"{made.get('jax_device')!r}, PyG on {made.get('torch_device')!r}); this machine "
+            f"is {env['cpu_model']!r}: run gin_benchmark.py here first, both sides on the CPU"
         )
     _common.print_environment(env)
     setup = record["setup"]
@@ -391,16 +405,27 @@ def main() -> None:
     flags = [f"--data-dir={args.data_dir}", f"--repeats={args.repeats}"]
     probe = _common.run_worker(__file__, [*flags, "--worker=check"], "check")
     steps, num_graphs = probe["steps_per_epoch"], probe["num_graphs"]
-    if probe["model"] != setup["model"] or num_graphs != setup["num_graphs"]:
-        raise SystemExit(f"--record {args.record}: its model or data differ from the config's")
+    fields = ("model", "num_graphs", "num_features", "batch_size", "steps_per_epoch")
+    differ = [f for f in fields if probe[f] != setup[f]]
+    if differ:
+        raise SystemExit(
+            f"--record {args.record}: its {', '.join(differ)} differ from the DACL Table 4 "
+            f"config's ({', '.join(f'{f}={probe[f]!r}' for f in differ)}): run "
+            "gin_benchmark.py with its defaults"
+        )
+    if not _common.is_ancestor(JAXCL_ORDER_COMMIT, made["commit"]):
+        print(
+            f"# note: the record's commit {made['commit']} does not descend from "
+            f"{JAXCL_ORDER_COMMIT} (jaxcl's order): its jaxcl epoch ran DACL's order"
+        )
     nodes = round(probe["num_nodes"] / steps)
-    views = round(2 * num_graphs / steps)
-    products = distinct_shapes(layers, nodes, views)
+    graphs = round(num_graphs / steps)
+    products = distinct_shapes(layers, nodes, graphs)
     params = [[lin["k"], lin["n"]] for lin in layers]
     shapes = json.dumps({"products": products, "params": params})
     print(
         f"# {num_graphs} graphs, {probe['num_nodes']} nodes, {steps} steps per epoch: products "
-        f"timed at the mean batch ({nodes} node rows, {views} view rows), median of "
+        f"timed at the mean batch ({nodes} node rows, {graphs} graphs), median of "
         f"{args.repeats} calls"
     )
     timings = {}
@@ -412,11 +437,9 @@ def main() -> None:
         timings[r["library"]] = r["seconds"]
         if kind == "torch":
             env["torch_threads"] = r["threads"]
-    fl = floor(layers, timings, nodes, views, steps)
-    flops = product_flops(layers, probe["num_nodes"], 2 * num_graphs)
-    total_flops = flops["gin"] + flops["head"]
+    fl = floor(layers, timings, nodes, graphs, steps)
+    flops = {o: product_flops(layers, probe["num_nodes"], num_graphs, o) for o in ORDERS}
     check = probe["check_batch"]
-    reordered = fl["seconds_views_mixed_after_head0"]
     jax_s, pyg_s = record["jaxcl"]["median_epoch_s"], record["pyg"]["median_epoch_s"]
     report = {
         "products_per_epoch_flops": flops,
@@ -431,9 +454,9 @@ def main() -> None:
             "pyg_epoch_s": pyg_s,
             "speedup": pyg_s / jax_s,
         },
-        "max_speedup_over_pyg_dacl_order": pyg_s / fl["seconds"],
+        "max_speedup_over_pyg_dacl_order": pyg_s / fl["dacl"]["seconds"],
         # jaxcl's order: the lower floor.
-        "max_speedup_over_pyg": pyg_s / fl["seconds_views_mixed_after_head0"],
+        "max_speedup_over_pyg": pyg_s / fl["jaxcl"]["seconds"],
     }
 
     print(
@@ -452,17 +475,20 @@ def main() -> None:
             print(f"{form:<18} {name:>16} | {cells}   best {rate / 1e9:6.1f} GFLOP/s")
     adam = " ".join(f"{lib} {t['adam'] * 1e3:.2f} ms" for lib, t in timings.items())
     print(f"{'Adam update':<18} {sum(k * n + n for k, n in params):>16,} | {adam}")
+    print()
+    for order, title in (("dacl", "DACL's order"), ("jaxcl", "jaxcl's order")):
+        f, p = flops[order], fl[order]["parts"]
+        print(
+            f"per epoch, {title}: products {(f['gin'] + f['head']) / 1e9:.1f} GFLOP (GIN "
+            f"{f['gin'] / 1e9:.1f}, head {f['head'] / 1e9:.1f}); floor "
+            f"{fl[order]['seconds']:.3f} s (GIN products {p['gin']:.3f}, head products "
+            f"{p['head']:.3f}, Adam {p['adam']:.3f})"
+        )
     print(
-        f"\nper epoch: the products {total_flops / 1e9:.1f} GFLOP (GIN {flops['gin'] / 1e9:.1f}, "
-        f"head {flops['head'] / 1e9:.1f}) in DACL's order; floor {fl['seconds']:.3f} s (GIN "
-        f"{fl['parts']['gin']:.3f}, head {fl['parts']['head']:.3f}, Adam "
-        f"{fl['parts']['adam']:.3f}); in jaxcl's order (the views mixed after the head's first "
-        f"Linear) {reordered:.3f} s"
-    )
-    print(
-        f"record {args.record.name} ({record['env']['date']}, commit {record['env']['commit']}): "
-        f"jaxcl {jax_s:.3f} s per epoch ({reordered / jax_s:.0%} of it its floor), PyG "
-        f"{pyg_s:.3f} s ({fl['seconds'] / pyg_s:.0%}); jaxcl {pyg_s / jax_s:.2f}x PyG"
+        f"record {args.record.name} ({made['date']}, commit {made['commit']}): jaxcl "
+        f"{jax_s:.3f} s per epoch (jaxcl's floor {fl['jaxcl']['seconds'] / jax_s:.0%} of it), "
+        f"PyG {pyg_s:.3f} s (DACL's floor {fl['dacl']['seconds'] / pyg_s:.0%} of it); jaxcl "
+        f"{pyg_s / jax_s:.2f}x PyG"
     )
     best = report["max_speedup_over_pyg"]
     print(

@@ -72,9 +72,10 @@ class DACLGraph(Method):
     def loss(self, model, batch: jraph.GraphsTuple, key, extra):
         real = graphs.padding_masks(batch).graphs
         # The views mix the head's first Linear's outputs rather than its inputs: the same
-        # values (the Linear is affine and each mixture's weights sum to one), with that
-        # Linear run on the batch's rows once instead of on both views' (7% of the step's
-        # products at DACL Table 4's sizes; gin_roofline.py).
+        # values in exact arithmetic (the Linear is affine and each mixture's weights sum to
+        # one; the rounding differs, and in bfloat16 the mixed rows are rounded again), with
+        # that Linear run on the batch's rows once instead of on both views' (7% of the
+        # step's products at DACL Table 4's sizes; gin_roofline.py).
         u1, u2 = self.views(model.head.linears[0](model.encoder(batch)), real, key)
         rows = jnp.concatenate([real, real])
         z = model.head(jnp.concatenate([u1, u2]), mask=rows, after_first_linear=True)
