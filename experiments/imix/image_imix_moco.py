@@ -13,6 +13,13 @@ experiments/imix/image_table.py --tag _shuffle_bn --runs ...``,
 linear top-1 78.4 ± 0.7 (78.5 / 77.6 / 79.0), kNN top-1 73.4 ± 0.7; against MoCo v2's
 runs of the same seeds +0.5 / -0.3 / +1.2; 4.7 min a run.
 
+6 epochs with this setup (``--config.train.epochs=6``, seeds 0-2, commit 25f4a06, 2026-11-28,
+2 AMD EPYC cores, two runs at a time, 11.3-12.5 min a run; ``python
+experiments/imix/image_table.py --tag _shuffle_bn_epochs6 --runs ...``,
+``experiments/imix/results/image_table_shuffle_bn_epochs6.{json,png}``): linear top-1
+80.7 ± 0.1 (80.7 / 80.9 / 80.7), kNN top-1 76.6 ± 0.1; against MoCo v2's runs of the same
+seeds +0.9 / +0.7 / +0.5.
+
 Earlier setups (batch norm on the heads' output layer and over the global batch; the README's
 i-Mix section has the runs with i-Mix's heads and global batch norm):
 Measured (`:cpu`: Fashion-MNIST, narrow ResNet-18, 2 epochs; seeds 0, 1, 2 with

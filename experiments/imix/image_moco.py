@@ -12,6 +12,12 @@ experiments/imix/image_table.py --tag _shuffle_bn --runs ...``,
 ``experiments/imix/results/image_table_shuffle_bn.{json,png}``):
 linear top-1 77.9 ± 0.1 (78.0 / 77.9 / 77.8), kNN top-1 73.0 ± 0.4; 4.7-5.3 min a run.
 
+6 epochs with this setup (``--config.train.epochs=6``, seeds 0-2, commit 25f4a06, 2026-11-28,
+2 AMD EPYC cores, two runs at a time, 11.3-12.5 min a run; ``python
+experiments/imix/image_table.py --tag _shuffle_bn_epochs6 --runs ...``,
+``experiments/imix/results/image_table_shuffle_bn_epochs6.{json,png}``): linear top-1
+80.0 ± 0.2 (79.8 / 80.2 / 80.2), kNN top-1 75.3 ± 0.2.
+
 Earlier setups (batch norm on the heads' output layer and over the global batch; the README's
 i-Mix section has the runs with i-Mix's heads and global batch norm):
 Measured (`:cpu`: Fashion-MNIST, narrow ResNet-18, 2 epochs; seeds 0, 1, 2 with
