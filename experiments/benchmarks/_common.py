@@ -302,7 +302,9 @@ def print_environment(env: dict) -> None:
         if name in env
     )
     print(
-        f"# {versions}, {env['cpu_model']}, {env['cpu_count']} cpus, load average "
+        f"# {versions}, {env['cpu_model']}"
+        + (f" ({env['cpu_signature']})" if env.get("cpu_signature") else "")
+        + f", {env['cpu_count']} cpus, load average "
         f"{env['load_average_at_start']}, {env['date']}, commit {env.get('commit', 'unknown')}"
     )
 
@@ -346,6 +348,24 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+def cpu_signature() -> str:
+    """``'family F model M'`` from /proc/cpuinfo (x86), else ``''``: tells apart CPU
+    generations that share a model name (``'AMD EPYC'`` is a Zen 3 as well as a Zen 5)."""
+    fields = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key in ("cpu family", "model") and key not in fields:
+                    fields[key] = value.strip()
+    except OSError:
+        return ""
+    if len(fields) < 2:
+        return ""
+    return f"family {fields['cpu family']} model {fields['model']}"
 
 
 def git_commit() -> str:
@@ -397,6 +417,7 @@ def environment(packages: tuple[str, ...]) -> dict:
     env.update(
         {
             "cpu_model": cpu_model(),
+            "cpu_signature": cpu_signature(),
             "cpu_count": os.cpu_count(),
             "python": platform.python_version(),
             "xla_flags": os.environ.get("XLA_FLAGS", ""),

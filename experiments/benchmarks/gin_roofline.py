@@ -390,13 +390,16 @@ def main() -> None:
     record = json.loads(args.record.read_text())
     env = _common.environment(("jax", "jaxlib", "torch"))
     made = record["env"]
-    if made["cpu_model"] != env["cpu_model"] or not all(
+    # Records older than the CPU signature say only the model name.
+    cpu = ("cpu_model", "cpu_signature") if "cpu_signature" in made else ("cpu_model",)
+    if any(made[k] != env[k] for k in cpu) or not all(
         str(made.get(side, "")).startswith("cpu") for side in ("jax_device", "torch_device")
     ):
         raise SystemExit(
-            f"--record {args.record} was made on {made['cpu_model']!r} (jaxcl on "
+            f"--record {args.record} was made on {' '.join(made[k] for k in cpu)!r} (jaxcl on "
             f"{made.get('jax_device')!r}, PyG on {made.get('torch_device')!r}); this machine "
-            f"is {env['cpu_model']!r}: run gin_benchmark.py here first, both sides on the CPU"
+            f"is {' '.join(env[k] for k in cpu)!r}: run gin_benchmark.py here first, both "
+            "sides on the CPU"
         )
     _common.print_environment(env)
     setup = record["setup"]
