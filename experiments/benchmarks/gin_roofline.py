@@ -21,7 +21,8 @@ head's first Linear, which then runs on one row per graph instead of two:
    mean batch shape in each order, in JAX (jit, XLA:CPU's own GEMM) and in PyTorch (``torch.mm``,
    oneDNN / MKL), and one Adam update of the Linears' parameters (optax, state donated;
    ``torch.optim.Adam`` multi-tensor and fused, the faster), each library in its own
-   process, median of ``--repeats`` calls;
+   process, the fastest of ``--repeats`` calls (a floor takes what the machine can do; the
+   median moved by up to 2x on one product between runs);
 3. adds up, product by product, the faster library's time over the epoch, and the faster
    Adam update per step: the **floor** of each order. Batch norm, aggregation, the loss and
    the data pipeline are left out, so no implementation that runs these products and
@@ -47,7 +48,6 @@ import argparse
 import json
 import os
 import pathlib
-import statistics
 import time
 
 import _common  # experiments/benchmarks/_common.py: the script's folder is on sys.path
@@ -149,7 +149,8 @@ def distinct_shapes(layers: list[dict], nodes: int, graphs: int) -> list[list[in
 
 
 def time_calls(call, repeats: int) -> float:
-    """Median seconds of ``call()`` (which waits for its result) after two warm-up calls."""
+    """The fastest of ``repeats`` calls of ``call()`` (which waits for its result), in seconds,
+    after two warm-up calls."""
     call()
     call()
     seconds = []
@@ -157,7 +158,7 @@ def time_calls(call, repeats: int) -> float:
         start = time.perf_counter()
         call()
         seconds.append(time.perf_counter() - start)
-    return statistics.median(seconds)
+    return min(seconds)
 
 
 def jax_worker(args) -> dict:
@@ -428,7 +429,7 @@ def main() -> None:
     shapes = json.dumps({"products": products, "params": params})
     print(
         f"# {num_graphs} graphs, {probe['num_nodes']} nodes, {steps} steps per epoch: products "
-        f"timed at the mean batch ({nodes} node rows, {graphs} graphs), median of "
+        f"timed at the mean batch ({nodes} node rows, {graphs} graphs), fastest of "
         f"{args.repeats} calls"
     )
     timings = {}
