@@ -157,6 +157,25 @@ def time_steps(compiled, state, batch, key, args):
     return state, metrics, seconds
 
 
+def trainer_parts(config):
+    """The trainer's own run (``training.Run``), initial state (placed as the trainer's jitted
+    init places it: a state placed later would compile the step twice), jitted step and mesh
+    for ``config`` on one device: ``(run, state, train_step, mesh)``. Sets
+    ``config.mesh.data = 1`` and validates the config."""
+    import jax
+
+    from jaxcl import methods, training
+
+    config.mesh.data = 1
+    training.validate(config)
+    method = methods.get(config.method.name)(config)
+    mesh = training.make_mesh(1)
+    with jax.set_mesh(mesh):
+        run = training.Run.build(config, method, mesh)
+        state = jax.jit(run.init_state, out_shardings=run.shardings)()
+        return run, state, run.train_step(), mesh
+
+
 def epoch_summary(seconds: list[float], num_graphs: int) -> dict:
     """Median, minimum and all epoch times, and graphs/s at the median."""
     import statistics

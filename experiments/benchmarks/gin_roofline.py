@@ -256,18 +256,13 @@ def flop_check(args) -> dict:
     import numpy as np
     from flax import nnx
 
-    from jaxcl import graphs, methods, training
+    from jaxcl import graphs
     from jaxcl.configs import dacl_graph
 
     config = dacl_graph.make("dacl_graph", DATASET)
     config.data.data_dir = str(args.data_dir)
-    config.mesh.data = 1
-    training.validate(config)
-    method = methods.get(config.method.name)(config)
-    mesh = training.make_mesh(1)
-    with jax.set_mesh(mesh):
-        run = training.Run.build(config, method, mesh)
-        state = jax.jit(run.init_state, out_shardings=run.shardings)()
+    run, state, _, _ = _common.trainer_parts(config)
+    method = run.method
     batcher, ds = run.task.train_batcher, run.task.ds
     first = np.arange(config.train.batch_size)
     budget = batcher.budget_for(first)

@@ -171,21 +171,9 @@ def mixing_step(args) -> list[dict]:
 
 
 def _trainer_parts(c, epochs: int):
-    """The trainer's own run, initial state (placed as its jitted init places it) and jitted
-    step for config ``c`` on one device."""
-    import jax
-
-    from jaxcl import methods, training
-
+    """The trainer's own parts for config ``c`` trained ``epochs`` epochs on one device."""
     c.train.epochs = epochs
-    c.mesh.data = 1
-    training.validate(c)
-    method = methods.get(c.method.name)(c)
-    mesh = training.make_mesh(1)
-    with jax.set_mesh(mesh):
-        run = training.Run.build(c, method, mesh)
-        state = jax.jit(run.init_state, out_shardings=run.shardings)()
-        return run, state, run.train_step(), mesh
+    return _common.trainer_parts(c)
 
 
 def epochs(args) -> list[dict]:
