@@ -18,6 +18,13 @@ IMDB-BINARY    64.71 ± 2.13    64.34 ± 0.98    5.7 min    64.52 63.76 63.42 66
 IMDB-MULTI     40.16 ± 1.50    40.45 ± 0.38    6.6 min    40.12 39.91 40.88 40.83 40.51
 =============  ==============  ==============  =========  ================================
 
+Rerun with the views mixed after the head's first Linear (commit 11890ce, 2026-11-28, 2-core
+AMD EPYC Zen 5, one data set at a time; the same values in exact arithmetic, other float32
+rounding): MUTAG 86.43 ± 1.07 (86.28 85.23 85.34 87.42 87.89), 1.6 min; PTC-MR 58.22 ± 0.90
+(58.43 59.11 57.95 58.99 56.62), 1.8 min; IMDB-BINARY 63.89 ± 0.65 (65.06 63.58 63.12 63.74
+63.96), 3.4 min; IMDB-MULTI 40.02 ± 0.85 (40.87 38.91 40.73 39.05 40.52), 3.8 min. Every mean
+within one standard deviation of the table's.
+
 Rerun after the engine's rework (commit 581d1e1, 2026-11-24): MUTAG 86.83 ± 0.40 (86.65
 86.63 86.83 87.60 86.43), 2.0 min. The seeds' values differ from f5c6528's (the rework
 rewrote the graph batching; we have not traced the difference to one change); the mean
