@@ -29,12 +29,11 @@ class DACLGraph(Method):
     with lines 8 and 14 mixing instead of lines 7 and 13). Both views share the encoder
     pass, so the encoder's batch norm sees each real node once, and the head's first Linear
     runs before the mixing (the same views one Linear later: see :meth:`loss`). The
-    projection head is
-    DACL's graph head (``Projhead`` in the released code): ``head_depth`` x (Linear ->
-    ReLU) of ``head_width`` (4 x 512), the last to ``embed_dim`` (2048 there), no batch
-    norm; ``head_batch_norm=True`` adds batch norm over the 2N real view rows (padding rows
-    excluded from its statistics). The loss is NT-Xent (Algorithm 1) over the real graphs,
-    ``tau = 1`` on graphs.
+    projection head is DACL's graph head (``Projhead`` in the released code): ``head_depth``
+    x (Linear -> ReLU) of ``head_width`` (4 x 512), the last to ``embed_dim`` (2048 there),
+    no batch norm; ``head_batch_norm=True`` adds batch norm over the 2N real view rows
+    (padding rows excluded from its statistics). The loss is NT-Xent (Algorithm 1) over the
+    real graphs, ``tau = 1`` on graphs.
 
     Hyperparameters (``config.method``): ``alpha`` (0.9), ``temperature`` (1.0),
     ``head_batch_norm`` (False).
@@ -63,7 +62,8 @@ class DACLGraph(Method):
         return models.ContrastiveModel(encoder, head)
 
     def views(self, h: jax.Array, real: jax.Array, key: jax.Array):
-        """The two mixed views of the graph embeddings ``h`` (partners among ``real`` rows)."""
+        """The two mixed views of the rows ``h`` (partners among ``real`` rows): the graph
+        embeddings, or as :meth:`loss` calls it, the head's first Linear's outputs."""
         k1, k2 = jax.random.split(key)
         h1 = mixers.linear_mixup(k1, h, alpha=self.hp.alpha, where=real)
         h2 = mixers.linear_mixup(k2, h, alpha=self.hp.alpha, where=real)
