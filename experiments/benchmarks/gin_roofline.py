@@ -53,7 +53,8 @@ import time
 import _common  # experiments/benchmarks/_common.py: the script's folder is on sys.path
 
 HERE = pathlib.Path(__file__).resolve().parent
-JAXCL_ORDER_COMMIT = "13bc3b2"  # DACLGraph.loss mixes after the head's first Linear since
+# The commit from which on DACLGraph.loss mixes after the head's first Linear (jaxcl's order).
+JAXCL_ORDER_COMMIT = "13bc3b2"
 DEFAULT_OUT = HERE / "results"
 DEFAULT_DATA = pathlib.Path(os.environ.get("JAXCL_DATA_DIR") or HERE.parents[2] / "shared" / "data")
 DATASET = "imdb_binary"
@@ -89,7 +90,8 @@ def parse_args() -> argparse.Namespace:
 
 def linears(model: dict, num_features: int) -> list[dict]:
     """DACL-GIN's Linear layers that the float32 gradient needs: ``(name, rows, K, N)`` with
-    ``rows`` ``'nodes'`` (the GIN's) or ``'views'`` (the head's, two rows per graph).
+    ``rows`` ``'nodes'`` (the GIN's) or ``'views'`` (the head's: two rows per graph, one for
+    the first Linear in jaxcl's order; see :func:`rows_of`).
 
     The GIN's first Linear (``num_features`` -> width) is listed too; its input gradient is
     not needed (the input is data)."""
