@@ -19,6 +19,13 @@ import sys
 
 GIB = 1 << 30
 
+# The folder holding the graph data sets (tu_gin/, planetoid/; config.data.data_dir):
+# $JAXCL_DATA_DIR as for the trainer, else the shared data folder beside the repository.
+DEFAULT_DATA = pathlib.Path(
+    os.environ.get("JAXCL_DATA_DIR")
+    or pathlib.Path(__file__).resolve().parents[3] / "shared" / "data"
+)
+
 
 def peak_rss_bytes() -> int:
     """This process's peak resident memory so far.

@@ -56,7 +56,6 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import os
 import pathlib
 import time
 
@@ -64,12 +63,6 @@ import _common  # experiments/benchmarks/_common.py: the script's folder is on s
 from _common import GIB
 
 DEFAULT_OUT = pathlib.Path(__file__).resolve().parent / "results"
-# The folder holding tu_gin/ (config.data.data_dir): $JAXCL_DATA_DIR as for the trainer,
-# else the shared data folder beside the repository.
-DEFAULT_DATA = pathlib.Path(
-    os.environ.get("JAXCL_DATA_DIR")
-    or pathlib.Path(__file__).resolve().parents[3] / "shared" / "data"
-)
 DATASET = "imdb_binary"
 MAX_IN_FLIGHT = 2  # as jaxcl.training's loop
 
@@ -77,7 +70,10 @@ MAX_IN_FLIGHT = 2  # as jaxcl.training's loop
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--data-dir", type=pathlib.Path, default=DEFAULT_DATA, help="the folder with tu_gin/"
+        "--data-dir",
+        type=pathlib.Path,
+        default=_common.DEFAULT_DATA,
+        help="the folder with tu_gin/",
     )
     parser.add_argument(
         "--node-features",

@@ -56,7 +56,6 @@ HERE = pathlib.Path(__file__).resolve().parent
 # The commit from which on DACLGraph.loss mixes after the head's first Linear (jaxcl's order).
 JAXCL_ORDER_COMMIT = "13bc3b2"
 DEFAULT_OUT = HERE / "results"
-DEFAULT_DATA = pathlib.Path(os.environ.get("JAXCL_DATA_DIR") or HERE.parents[2] / "shared" / "data")
 DATASET = "imdb_binary"
 TARGET = 1.3  # the speed-up over PyG
 FORMS = ("forward", "input_grad", "weight_grad")
@@ -65,7 +64,10 @@ FORMS = ("forward", "input_grad", "weight_grad")
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--data-dir", type=pathlib.Path, default=DEFAULT_DATA, help="the folder with tu_gin/"
+        "--data-dir",
+        type=pathlib.Path,
+        default=_common.DEFAULT_DATA,
+        help="the folder with tu_gin/",
     )
     parser.add_argument(
         "--record",

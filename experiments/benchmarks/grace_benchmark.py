@@ -62,7 +62,6 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import os
 import pathlib
 import statistics
 import time
@@ -71,19 +70,16 @@ import _common  # experiments/benchmarks/_common.py: the script's folder is on s
 from _common import GIB
 
 DEFAULT_OUT = pathlib.Path(__file__).resolve().parent / "results"
-# The folder holding planetoid/ (config.data.data_dir): $JAXCL_DATA_DIR as for the trainer,
-# else the shared data folder beside the repository.
-DEFAULT_DATA = pathlib.Path(
-    os.environ.get("JAXCL_DATA_DIR")
-    or pathlib.Path(__file__).resolve().parents[3] / "shared" / "data"
-)
 TARGET_SPEEDUP = 2.0
 
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--data-dir", type=pathlib.Path, default=DEFAULT_DATA, help="the folder with planetoid/"
+        "--data-dir",
+        type=pathlib.Path,
+        default=_common.DEFAULT_DATA,
+        help="the folder with planetoid/",
     )
     parser.add_argument("--epochs", type=int, default=50, help="timed epochs per side")
     parser.add_argument("--warmup", type=int, default=3, help="untimed epochs first")

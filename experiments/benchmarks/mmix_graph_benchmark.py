@@ -57,7 +57,6 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import os
 import pathlib
 import time
 
@@ -65,10 +64,6 @@ import _common  # experiments/benchmarks/_common.py: the script's folder is on s
 from _common import GIB
 
 DEFAULT_OUT = pathlib.Path(__file__).resolve().parent / "results"
-DEFAULT_DATA = pathlib.Path(
-    os.environ.get("JAXCL_DATA_DIR")
-    or pathlib.Path(__file__).resolve().parents[3] / "shared" / "data"
-)
 DATASET = "imdb_binary"
 ROWS = ("mvgrl", "mp")
 MAX_IN_FLIGHT = 2  # as jaxcl.training's loop
@@ -79,7 +74,10 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", default=",".join(ROWS), help="comma-separated: mvgrl, mp")
     parser.add_argument(
-        "--data-dir", type=pathlib.Path, default=DEFAULT_DATA, help="the folder with tu_gin/"
+        "--data-dir",
+        type=pathlib.Path,
+        default=_common.DEFAULT_DATA,
+        help="the folder with tu_gin/",
     )
     parser.add_argument("--epochs", type=int, default=5, help="timed epochs per side")
     parser.add_argument("--warmup", type=int, default=1, help="untimed epochs first")
