@@ -131,6 +131,18 @@ def test_rows_train_and_evaluate_by_cross_validation(row, tmp_path):
         assert np.isfinite(r["final_loss"])
 
 
+def test_data_standardize_key_reaches_the_generator():
+    """``data.standardize=False`` trains on the raw softmax features."""
+    from jaxcl.training import _paired_task
+
+    c = _quick()
+    with c.unlocked():
+        c.data.standardize = False
+    raw = _paired_task.load_dataset(c.data)
+    np.testing.assert_allclose(raw.x_a.sum(axis=1), 1, atol=1e-5)  # probability vectors
+    assert np.abs(_paired_task.load_dataset(_quick().data).x_a.sum(axis=1) - 1).max() > 1
+
+
 def test_batch_larger_than_the_data_is_a_config_error(tmp_path):
     c = _quick()
     with c.unlocked():

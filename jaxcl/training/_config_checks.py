@@ -121,6 +121,7 @@ CHECKS = {
     "data.num_samples": _positive_int,
     "data.num_features": _positive_int,
     "data.data_seed": _nonnegative_int,
+    "data.standardize": flag,
     "eval.linear_epochs": _positive_int,
     "eval.linear_batch_size": _positive_int,
     "eval.linear_lr": _positive,

@@ -20,8 +20,9 @@ def config_defaults(data: str, method, config) -> dict:
     del data, config
     keys = {
         # ESCo §5.1 / App. B.1: 4000 examples; the generator's seed fixes the data set
-        # (its MLPs and samples) independently of the training seed.
-        "data": {"num_samples": 4000, "num_features": 1024, "data_seed": 0},
+        # (its MLPs and samples) independently of the training seed. ``standardize=False``
+        # feeds the feature MLP's raw softmax outputs (~1e-3 each) to the encoder.
+        "data": {"num_samples": 4000, "num_features": 1024, "data_seed": 0, "standardize": True},
         "train": {},
         # Logistic regression (full-batch Adam on standardised features), k-fold CV.
         "eval": {"folds": 10, "linear_steps": 300, "linear_lr": 1e-2},
@@ -35,7 +36,10 @@ def config_defaults(data: str, method, config) -> dict:
 def load_dataset(cfg) -> data_lib.PairedViews:
     if cfg.name == "esco_synthetic":
         return data_lib.esco_synthetic(
-            cfg.num_samples, seed=cfg.data_seed, num_features=cfg.num_features
+            cfg.num_samples,
+            seed=cfg.data_seed,
+            num_features=cfg.num_features,
+            standardize=cfg.standardize,
         )
     raise ConfigError(f"config.data.name = {cfg.name!r}: unknown paired data set")
 
