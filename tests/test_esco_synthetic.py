@@ -180,3 +180,29 @@ def test_lambda_sweep_script_runs_and_plots(tmp_path):
     record = json.loads((tmp_path / "lambda_sweep.json").read_text())
     assert [(p["row"], p["lam"]) for p in record["points"]] == [("rff", 0.5), ("rff", 1.5)]
     assert all(0 < p["top1_mean"] <= 100 for p in record["points"])
+
+    # synthetic_table.py on the same two runs: one setting, two lambdas, the sweep's numbers.
+    table = _load_script("synthetic_table")
+    runs = [str(tmp_path / f"rff_lam{lam}" / "seed_0") for lam in ("0.5", "1.5")]
+    table.main(["--runs", *runs, "--out", str(tmp_path / "table"), "--tag", "_t"])
+    rows = json.loads((tmp_path / "table" / "synthetic_table_t.json").read_text())["rows"]
+    assert [(r["row"], r["lam"], r["seeds"]) for r in rows] == [
+        ("ESCo-RFF", 0.5, [0]),
+        ("ESCo-RFF", 1.5, [0]),
+    ]
+    for r, p in zip(rows, record["points"], strict=True):
+        assert r["mean"] == pytest.approx(p["top1_mean"]) and r["paper"] == 40.52
+        assert r["setting"] == "2 epochs, lr 1e-05, standardised features"
+    assert (tmp_path / "table" / "synthetic_table_t.png").stat().st_size > 1000
+    with pytest.raises(SystemExit, match="seed given twice"):
+        table.main(["--runs", runs[0], runs[0], "--out", str(tmp_path / "table")])
+
+
+def _load_script(name: str):
+    import importlib.util
+
+    path = REPO / "experiments" / "esco" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

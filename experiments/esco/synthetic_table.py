@@ -1,0 +1,177 @@
+"""ESCo Table 1 from finished runs: each row's accuracy over seeds, and its curve over epochs.
+
+Each run of ``experiments/esco/synthetic_<row>.py`` writes ``workdir/config.json`` and
+``workdir/results.json`` (10-fold CV ``test_top1`` and, with ``train.eval_every_epochs``,
+``per_epoch_top1`` at ``evaluated_epochs``). This script groups runs by their setting
+(kernel, lambda, epochs, learning rate, standardised or raw features), prints a Markdown
+table of each setting's mean ± sample std over seeds beside the paper's Table 1, and writes
+``experiments/esco/results/synthetic_table<tag>.{json,png}`` (the plot: every run's
+accuracy against epochs, one colour per kernel, one panel per setting of epochs, lr and
+features)::
+
+    python experiments/esco/synthetic_table.py --tag _paper_scale \\
+        --runs /tmp/esco_simclr/seed_0 /tmp/esco_sorf/seed_0 /tmp/esco_rff/seed_0 ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# method.rf_method -> Table 1's row; the random encoder (method "none") is a reference.
+ROWS = {"none": "random encoder", "exact": "SimCLR", "rff": "ESCo-RFF", "sorf": "ESCo-SORF"}
+PAPER = {"exact": 38.11, "rff": 40.52, "sorf": 40.86}
+COLORS = {"none": "tab:gray", "exact": "black", "rff": "tab:blue", "sorf": "tab:orange"}
+
+
+def read_run(workdir: str) -> dict:
+    """One run's setting, seed and accuracies (in %)."""
+    paths = [os.path.join(workdir, f) for f in ("config.json", "results.json")]
+    for path in paths:
+        if not os.path.isfile(path):
+            raise SystemExit(f"--runs {workdir!r}: no {os.path.basename(path)} (unfinished run?)")
+    config, results = (json.load(open(p)) for p in paths)
+    if config["data"]["name"] != "esco_synthetic":
+        raise SystemExit(f"--runs {workdir!r}: data {config['data']['name']!r}, not esco_synthetic")
+    method = config["method"]
+    kernel = "none" if method["name"] == "none" else method["rf_method"]
+    train, optim = config.get("train", {}), config.get("optim", {})
+    return {
+        "workdir": workdir,
+        "row": kernel,
+        "lam": method.get("lam"),
+        "epochs": train.get("epochs", 0),
+        "lr": optim.get("lr"),
+        # Runs from before data.standardize existed trained on standardised features.
+        "standardize": bool(config["data"].get("standardize", True)),
+        "seed": int(config["seed"]),
+        "top1": 100.0 * float(results["test_top1"]),
+        "curve_epochs": list(results.get("evaluated_epochs") or []),
+        "curve_top1": [100.0 * float(a) for a in results.get("per_epoch_top1") or []],
+        "pretrain_seconds": float(results.get("pretrain_seconds", float("nan"))),
+    }
+
+
+def _panel(run: dict) -> str:
+    features = "standardised" if run["standardize"] else "raw softmax"
+    if run["row"] == "none":
+        return f"{features} features"
+    return f"{run['epochs']} epochs, lr {run['lr']:g}, {features} features"
+
+
+def summarize(runs: list[dict]) -> list[dict]:
+    """One entry per setting (panel, row, lambda): mean ± sample std of ``top1`` over seeds."""
+    groups: dict[tuple, list[dict]] = {}
+    for run in runs:
+        groups.setdefault((_panel(run), run["row"], run["lam"]), []).append(run)
+    out = []
+    for (panel, row, lam), members in sorted(
+        groups.items(), key=lambda kv: (kv[0][0], list(ROWS).index(kv[0][1]), kv[0][2] or 0)
+    ):
+        seeds = [m["seed"] for m in members]
+        if len(set(seeds)) != len(seeds):
+            raise SystemExit(f"{ROWS[row]} ({panel}): seed given twice in --runs: {sorted(seeds)}")
+        members.sort(key=lambda m: m["seed"])
+        values = [m["top1"] for m in members]
+        out.append(
+            {
+                "setting": panel,
+                "row": ROWS[row],
+                "rf_method": row,
+                "lam": lam,
+                "paper": PAPER.get(row),
+                "mean": statistics.fmean(values),
+                "std": statistics.stdev(values) if len(values) > 1 else float("nan"),
+                "seeds": seeds,
+                "per_seed": values,
+                "pretrain_minutes": [m["pretrain_seconds"] / 60 for m in members],
+            }
+        )
+    return out
+
+
+def markdown(rows: list[dict]) -> str:
+    lines = [
+        "| setting | row (lambda) | paper | jaxcl, mean ± std | per seed | pretrain min |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        std = "" if r["std"] != r["std"] else f" ± {r['std']:.2f}"
+        lam = "" if r["lam"] is None else f" ({r['lam']:g})"
+        paper = "-" if r["paper"] is None else f"{r['paper']:.2f}"
+        per_seed = ", ".join(
+            f"{v:.2f} (s{s})" for v, s in zip(r["per_seed"], r["seeds"], strict=True)
+        )
+        minutes = ", ".join(f"{m:.1f}" for m in r["pretrain_minutes"])
+        lines.append(
+            f"| {r['setting']} | {r['row']}{lam} | {paper} | {r['mean']:.2f}{std} "
+            f"| {per_seed} | {minutes} |"
+        )
+    return "\n".join(lines)
+
+
+def plot(runs: list[dict], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = sorted({_panel(r) for r in runs if r["curve_epochs"]})
+    if not panels:
+        return
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4), squeeze=False)
+    for ax, panel in zip(axes[0], panels, strict=True):
+        labelled = set()
+        for r in sorted(runs, key=lambda r: (r["row"], r["seed"])):
+            if _panel(r) != panel or not r["curve_epochs"]:
+                continue
+            label = None if r["row"] in labelled else ROWS[r["row"]]
+            labelled.add(r["row"])
+            ax.plot(
+                r["curve_epochs"],
+                r["curve_top1"],
+                "o-",
+                color=COLORS[r["row"]],
+                label=label,
+                alpha=0.8,
+            )
+        for row in labelled & set(PAPER):
+            ax.axhline(PAPER[row], color=COLORS[row], ls=":", lw=1)
+        for r in runs:  # the random encoder on the same features, for reference
+            if r["row"] == "none" and panel.endswith(_panel(r)):
+                label = None if "none" in labelled else f"{ROWS['none']} (seed {r['seed']})"
+                labelled.add("none")
+                ax.axhline(r["top1"], color=COLORS["none"], ls="--", lw=1, label=label)
+        ax.set_title(panel, fontsize=9)
+        ax.set_xlabel("epoch")
+        ax.set_ylabel("10-fold CV accuracy (%)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle("ESCo synthetic data (dotted: the paper's Table 1)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", nargs="+", required=True, help="finished runs' workdirs")
+    parser.add_argument("--tag", default="", help="suffix of the output files' names")
+    parser.add_argument("--out", default=os.path.join(HERE, "results"))
+    args = parser.parse_args(argv)
+    runs = [read_run(w) for w in args.runs]
+    rows = summarize(runs)
+    print(markdown(rows))
+    os.makedirs(args.out, exist_ok=True)
+    stem = os.path.join(args.out, f"synthetic_table{args.tag}")
+    with open(stem + ".json", "w") as f:
+        json.dump({"rows": rows, "runs": runs}, f, indent=1)
+    plot(runs, stem + ".png")
+    print(f"wrote {stem}.json and {stem}.png")
+
+
+if __name__ == "__main__":
+    main()
