@@ -5,14 +5,16 @@ ESCo-SORF and SimCLR with the same trade-off term (the exact kernel).
     python experiments/esco/synthetic_lambda_sweep.py --variant quick --lams 0.5,1.5  # smoke
 
 Each point is one run of :mod:`jaxcl.configs.esco_synthetic`'s row at that lambda (seeds
-``--seeds``), trained in ``--out/<kernel>_lam<lambda>/seed_<k>``; a point already finished
-there is read back, not rerun. Writes ``lambda_sweep.json`` and ``lambda_sweep.png``
-(mean and spread over seeds, the paper's Table 1 points marked) to ``--out``.
+``--seeds``), trained in ``--out/<kernel>_lam<lambda>/seed_<k>`` (``..._standardized/``
+with ``--features standardized``); a point already finished there is read back, not rerun.
+Writes ``lambda_sweep.json`` and ``lambda_sweep.png`` (mean and spread over seeds, the
+paper's Table 1 points marked) to ``--out``.
 
-Measured (``--variant cpu --seeds 1 --lams 0.5,1.0,1.5,2.0``, commit 98b7091, 2-core CPU
-shared with other jobs, 40 min; ``experiments/esco/results/lambda_sweep.{json,png}``; the
-SimCLR point at 0.5 and the SORF point at 1.5 are the seed-0 runs of Table 1's rows, the same
-configs, read back):
+Measured on standardised features, the configs' default until 2026-11-29 (today's
+``--features standardized --variant cpu --seeds 1 --lams 0.5,1.0,1.5,2.0``; commit 98b7091,
+2-core CPU shared with other jobs, 40 min; ``experiments/esco/results/lambda_sweep.{json,png}``;
+the SimCLR point at 0.5 and the SORF point at 1.5 were the seed-0 runs of Table 1's rows on
+those features, read back); the sweep has not run on the raw features the configs now use:
 
 ======  =====  =====  =====  =====
 lambda  0.5    1.0    1.5    2.0
@@ -36,11 +38,14 @@ from pathlib import Path
 KERNELS = {"simclr": "exact", "rff": "rff", "sorf": "sorf"}
 
 
-def _point(row: str, lam: float, seed: int, variant: str | None, out: Path) -> dict:
+def _point(
+    row: str, lam: float, seed: int, variant: str | None, out: Path, standardize: bool
+) -> dict:
     from jaxcl import training
     from jaxcl.configs import esco_synthetic
 
-    workdir = out / f"{row}_lam{lam:g}" / f"seed_{seed}"
+    suffix = "_standardized" if standardize else ""
+    workdir = out / f"{row}_lam{lam:g}{suffix}" / f"seed_{seed}"
     done = workdir / "results.json"
     if done.exists():
         return json.loads(done.read_text())
@@ -49,10 +54,11 @@ def _point(row: str, lam: float, seed: int, variant: str | None, out: Path) -> d
         c.method.lam = lam
         c.seed = seed
         c.repeats = 1
+        c.data.standardize = standardize
     return training.train_and_evaluate(c, str(workdir))
 
 
-def _plot(points: list[dict], path: Path) -> None:
+def _plot(points: list[dict], path: Path, features: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -74,7 +80,11 @@ def _plot(points: list[dict], path: Path) -> None:
         ax.plot([lam_paper], [esco_synthetic.PAPER_TOP1[row]], "*", color=color, ms=12)
     ax.set_xlabel("trade-off lambda")
     ax.set_ylabel("10-fold CV accuracy (%)")
-    ax.set_title("ESCo synthetic data: accuracy vs lambda (stars: paper's Table 1)")
+    ax.set_title(
+        f"ESCo synthetic data, {features} features: accuracy vs lambda\n"
+        "(stars: the paper's Table 1)",
+        fontsize=10,
+    )
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
@@ -88,6 +98,13 @@ def main() -> None:
     parser.add_argument("--lams", default="0.5,1.0,1.5,2.0")
     parser.add_argument("--rows", default=",".join(KERNELS))
     parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument(
+        "--features",
+        choices=["raw", "standardized"],
+        default="raw",
+        help="the encoder's input: the generator's softmax outputs (the configs' default) "
+        "or each column standardised (data.standardize)",
+    )
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     variant = None if args.variant == "paper" else args.variant
@@ -103,7 +120,7 @@ def main() -> None:
         for lam in lams:
             tops = []
             for seed in range(args.seeds):
-                r = _point(row, lam, seed, variant, out)
+                r = _point(row, lam, seed, variant, out, args.features == "standardized")
                 tops.append(100 * r["test_top1"])
                 print(
                     f"[sweep] {row} lam={lam:g} seed={seed}: {tops[-1]:.2f}% "
@@ -113,10 +130,10 @@ def main() -> None:
             mean = sum(tops) / len(tops)
             std = (sum((t - mean) ** 2 for t in tops) / len(tops)) ** 0.5
             points.append(dict(row=row, lam=lam, top1=tops, top1_mean=mean, top1_std=std))
-    record = dict(variant=args.variant, seeds=args.seeds, points=points,
+    record = dict(variant=args.variant, features=args.features, seeds=args.seeds, points=points,
                   wall_seconds=time.time() - start)  # fmt: skip
     (out / "lambda_sweep.json").write_text(json.dumps(record, indent=2) + "\n")
-    _plot(points, out / "lambda_sweep.png")
+    _plot(points, out / "lambda_sweep.png", args.features)
     print(f"[sweep] wrote {out / 'lambda_sweep.json'} and {out / 'lambda_sweep.png'}")
     for p in points:
         print(f"{p['row']:>7} lam={p['lam']:<4g} {p['top1_mean']:.2f} ± {p['top1_std']:.2f}")

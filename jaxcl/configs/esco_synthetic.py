@@ -5,7 +5,8 @@ Each row has its own file in ``experiments/esco/`` (``synthetic_<row>.py``) that
 is ``experiments/esco/synthetic_lambda_sweep.py``.
 
 Paper scale (App. C): 4000 examples of :func:`jaxcl.data.esco_synthetic` (our readings of
-App. B.1 are in its docstring: 1024 features, softmax feature MLP, ReLU label MLP), encoder
+App. B.1 are in its docstring: 1024 features, softmax feature MLP, ReLU label MLP; the
+encoder sees the softmax outputs as they are, ``data.standardize=False``), encoder
 a 3-layer MLP 1024-1024-1024-512 with ReLU and no projector (``mlp_plain``), Adam at lr 1e-5,
 no weight decay, 1500 epochs, tau = 1, D = 2048 random features drawn afresh every step;
 evaluation by logistic regression with 10-fold cross-validation on the embeddings of the
@@ -51,6 +52,7 @@ def make(row: str, arg: str | None = None) -> ml_collections.ConfigDict:
     c.model.encoder_depth = 3
     c.model.encoder_width = 1024
     c.model.encoder_out_dim = 512
+    c.data.standardize = False  # App. B.1's softmax outputs as they are (see the docstring)
     c.repeats = 3
     if method == "none":
         _scale_data(c, choice.variant)
