@@ -142,7 +142,7 @@ def plot(runs: list[dict], path: str) -> None:
             ax.axhline(PAPER[row], color=COLORS[row], ls=":", lw=1)
         for r in runs:  # the random encoder on the same features, for reference
             if r["row"] == "none" and panel.endswith(_panel(r)):
-                label = None if "none" in labelled else f"{ROWS['none']} (seed {r['seed']})"
+                label = None if "none" in labelled else f"{ROWS['none']} (a line per seed)"
                 labelled.add("none")
                 ax.axhline(r["top1"], color=COLORS["none"], ls="--", lw=1, label=label)
         ax.set_title(panel, fontsize=9)
