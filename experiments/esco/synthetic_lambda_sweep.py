@@ -10,22 +10,28 @@ with ``--features standardized``); a point already finished there is read back, 
 Writes ``lambda_sweep.json`` and ``lambda_sweep.png`` (mean and spread over seeds, the
 paper's Table 1 points marked) to ``--out``.
 
-Measured on standardised features, the configs' default until 2026-11-29 (today's
-``--features standardized --variant cpu --seeds 1 --lams 0.5,1.0,1.5,2.0``; commit 98b7091,
-2-core CPU shared with other jobs, 40 min; ``experiments/esco/results/lambda_sweep.{json,png}``;
-the SimCLR point at 0.5 and the SORF point at 1.5 were the seed-0 runs of Table 1's rows on
-those features, read back); the sweep has not run on the raw features the configs now use:
+Measured on the raw softmax features the configs use (``--variant cpu --seeds 1 --lams
+0.5,1.0,1.5,2.0``, commit 4982b83, 2026-11-29, 2 Zen 5 AMD EPYC cores shared with another
+run, 21 min; ``experiments/esco/results/lambda_sweep.{json,png}``; the SimCLR point at 0.5
+and the SORF point at 1.5 are the seed-0 runs of Table 1's rows at commit 1230554 with
+``--config.data.standardize=False``, the same configs, copied into ``--out`` and read back):
 
 ======  =====  =====  =====  =====
 lambda  0.5    1.0    1.5    2.0
 ======  =====  =====  =====  =====
-SimCLR  52.55  51.38  51.00  51.20
-RFF     51.77  51.52  51.03  50.77
-SORF    52.45  50.98  50.75  51.15
+SimCLR  39.23  39.88  38.23  39.67
+RFF     41.08  38.55  39.88  37.88
+SORF    39.67  39.25  40.05  38.82
 ======  =====  =====  =====  =====
 
-Accuracy falls slightly with lambda for every kernel, within about one seed spread; the
-paper's Table 1 reports ESCo at lambda 1.6 (RFF) and 1.5 (SORF), above SimCLR.
+No trend with lambda for any kernel: the points scatter over 37.9-41.1, about the spread of
+Table 1's seeds (1 point for SimCLR); one seed per point cannot place an optimum near the
+paper's 1.5-1.6. On standardised features, the configs' default until 2026-11-29
+(``--features standardized``, same lambdas; commit 98b7091, shared cores, 40 min;
+``experiments/esco/results/lambda_sweep_standardized.{json,png}``), accuracy fell slightly
+with lambda for every kernel, within about one seed spread: SimCLR 52.55 / 51.38 / 51.00 /
+51.20, RFF 51.77 / 51.52 / 51.03 / 50.77, SORF 52.45 / 50.98 / 50.75 / 51.15. The paper's
+Table 1 reports ESCo at lambda 1.6 (RFF) and 1.5 (SORF), above SimCLR.
 """
 
 from __future__ import annotations
@@ -67,7 +73,7 @@ def _plot(points: list[dict], path: Path, features: str) -> None:
 
     from jaxcl.configs import esco_synthetic
 
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = plt.subplots(figsize=(8, 4))
     for row, color in zip(KERNELS, ("tab:gray", "tab:blue", "tab:orange"), strict=True):
         mine = sorted((p for p in points if p["row"] == row), key=lambda p: p["lam"])
         lams = [p["lam"] for p in mine]
@@ -86,7 +92,7 @@ def _plot(points: list[dict], path: Path, features: str) -> None:
         fontsize=10,
     )
     ax.grid(alpha=0.3)
-    ax.legend()
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)  # clear of the stars
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -9,7 +9,9 @@ regression on the embeddings of the 4000 examples; the generator's softmax outpu
 unscaled, the default since commit 9261bcb; seeds 0, 1, 2 with ``--config.repeats=1
 --config.seed=S``; commit 1230554 with ``--config.data.standardize=False``, 2026-11-29, 2
 Zen 5 AMD EPYC cores shared by two runs, 1.3 min of training each): 39.07 ± 1.00 (39.23,
-38.00, 39.98).
+38.00, 39.98). At paper scale (no argument,
+``--config.repeats=1``, seed 0, the same commit and flag, beside another run, 18 min):
+42.20.
 
 With standardised features (``--config.data.standardize=True``, the default before 9261bcb;
 ``:cpu``, seeds 0-2, commit 98b7091, shared cores): 51.91 ± 1.00 (52.55, 52.68, 50.50); at
