@@ -113,7 +113,8 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def plot(runs: list[dict], path: str) -> None:
+def plot(runs: list[dict], path: str) -> bool:
+    """Writes the curves to ``path``; False (nothing written) when no run has a curve."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -121,7 +122,7 @@ def plot(runs: list[dict], path: str) -> None:
 
     panels = sorted({_panel(r) for r in runs if r["curve_epochs"]})
     if not panels:
-        return
+        return False
     fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4), squeeze=False)
     for ax, panel in zip(axes[0], panels, strict=True):
         labelled = set()
@@ -154,6 +155,7 @@ def plot(runs: list[dict], path: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+    return True
 
 
 def main(argv=None) -> None:
@@ -169,8 +171,10 @@ def main(argv=None) -> None:
     stem = os.path.join(args.out, f"synthetic_table{args.tag}")
     with open(stem + ".json", "w") as f:
         json.dump({"rows": rows, "runs": runs}, f, indent=1)
-    plot(runs, stem + ".png")
-    print(f"wrote {stem}.json and {stem}.png")
+    if plot(runs, stem + ".png"):
+        print(f"wrote {stem}.json and {stem}.png")
+    else:
+        print(f"wrote {stem}.json (no run has a curve over epochs: no plot)")
 
 
 if __name__ == "__main__":
