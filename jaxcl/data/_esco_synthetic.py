@@ -110,7 +110,7 @@ def esco_synthetic(
       three; it changes no information, but it changes what an encoder learns). ESCo's
       Table 1 configs (:mod:`jaxcl.configs.esco_synthetic`) take App. B.1 literally and
       feed the softmax outputs unscaled (``standardize=False``): on them SimCLR lands at the
-      paper's level, where standardised features put every row ~15 points above it (the
+      paper's level, where standardised features put every row 10-14 points above it (the
       rows' numbers are in ``experiments/esco/synthetic_<row>.py``).
     * Size: 4000 examples (§5.1; App. B.1 also mentions 2048 triples).
 
