@@ -9,7 +9,9 @@ Paper (ESCo Table 1): 40.52 (lambda = 1.6). Measured (``:cpu``: 100 epochs at lr
 softmax outputs fed unscaled, the default since commit 9261bcb; seeds 0, 1, 2 with
 ``--config.repeats=1 --config.seed=S``; commit 1230554 with
 ``--config.data.standardize=False``, 2026-11-29, 2 Zen 5 AMD EPYC cores shared by two runs,
-2.6 min of training each): 39.20 ± 0.23 (38.95, 39.25, 39.40).
+2.6 min of training each): 39.20 ± 0.23 (38.95, 39.25, 39.40). At paper scale (no argument,
+``--config.repeats=1``, seed 0, the same commit and flag, beside another run, 36 min):
+43.45.
 
 With standardised features (``--config.data.standardize=True``, the default before 9261bcb;
 ``:cpu``, seeds 0-2, commit 98b7091, shared cores): 50.82 ± 0.26 (50.77, 51.15, 50.52); at
