@@ -54,6 +54,9 @@ def _point(
     workdir = out / f"{row}_lam{lam:g}{suffix}" / f"seed_{seed}"
     done = workdir / "results.json"
     if done.exists():
+        saved = json.loads((workdir / "config.json").read_text())["data"]
+        if bool(saved.get("standardize", True)) != standardize:  # runs before the key: True
+            raise SystemExit(f"{workdir}: trained with other features than --features asks")
         return json.loads(done.read_text())
     c = esco_synthetic.make(row, variant)
     with c.unlocked():
