@@ -203,6 +203,16 @@ def test_lambda_sweep_script_runs_and_plots(tmp_path):
     with pytest.raises(SystemExit, match="seed given twice"):
         table.main(["--runs", runs[0], runs[0], "--out", str(tmp_path / "table")])
 
+    # An earlier table's runs carried over (their workdirs need not exist any more).
+    earlier = str(tmp_path / "table" / "synthetic_table_t.json")
+    table.main(["--from-table", earlier, "--out", str(tmp_path / "again"), "--tag", "_t"])
+    again = json.loads((tmp_path / "again" / "synthetic_table_t.json").read_text())["rows"]
+    assert again == rows
+    with pytest.raises(SystemExit, match="seed given twice"):
+        table.main(["--runs", runs[0], "--from-table", earlier, "--out", str(tmp_path / "x")])
+    with pytest.raises(SystemExit, match="--from-table .*no 'runs' list"):
+        table.main(["--from-table", str(tmp_path / "lambda_sweep.json"), "--out", str(tmp_path)])
+
 
 def _load_script(name: str):
     import importlib.util

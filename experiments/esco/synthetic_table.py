@@ -11,6 +11,10 @@ features)::
 
     python experiments/esco/synthetic_table.py --tag _paper_scale \\
         --runs /tmp/esco_simclr/seed_0 /tmp/esco_sorf/seed_0 /tmp/esco_rff/seed_0 ...
+
+Runs whose workdirs are gone can be carried over from an earlier table's JSON, which keeps
+every run it summarised: ``--from-table experiments/esco/results/synthetic_table_x.json``
+(with or without ``--runs``; a seed that appears twice in one setting is an error).
 """
 
 from __future__ import annotations
@@ -53,6 +57,25 @@ def read_run(workdir: str) -> dict:
         "curve_top1": [100.0 * float(a) for a in results.get("per_epoch_top1") or []],
         "pretrain_seconds": float(results.get("pretrain_seconds", float("nan"))),
     }
+
+
+def runs_from_table(path: str) -> list[dict]:
+    """The runs an earlier ``synthetic_table*.json`` summarised, as :func:`read_run` gave them."""
+    try:
+        with open(path) as f:
+            record = json.load(f)
+    except (OSError, json.JSONDecodeError) as err:
+        raise SystemExit(f"--from-table {path!r}: cannot read it as JSON ({err})") from None
+    runs = record.get("runs") if isinstance(record, dict) else None
+    if not isinstance(runs, list) or not runs:
+        raise SystemExit(f"--from-table {path!r}: no 'runs' list (not a synthetic_table JSON?)")
+    keys = {"row", "lam", "epochs", "lr", "standardize", "seed", "top1"}
+    keys |= {"curve_epochs", "curve_top1", "pretrain_seconds"}
+    for i, run in enumerate(runs):
+        missing = keys - set(run) if isinstance(run, dict) else keys
+        if missing:
+            raise SystemExit(f"--from-table {path!r}: runs[{i}] lacks {sorted(missing)}")
+    return runs
 
 
 def _panel(run: dict) -> str:
@@ -160,11 +183,22 @@ def plot(runs: list[dict], path: str) -> bool:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", nargs="+", required=True, help="finished runs' workdirs")
+    parser.add_argument("--runs", nargs="+", default=[], help="finished runs' workdirs")
+    parser.add_argument(
+        "--from-table",
+        nargs="+",
+        default=[],
+        metavar="JSON",
+        help="earlier synthetic_table*.json files whose runs are included as recorded there",
+    )
     parser.add_argument("--tag", default="", help="suffix of the output files' names")
     parser.add_argument("--out", default=os.path.join(HERE, "results"))
     args = parser.parse_args(argv)
+    if not args.runs and not args.from_table:
+        parser.error("give --runs, --from-table or both")
     runs = [read_run(w) for w in args.runs]
+    for path in args.from_table:
+        runs += runs_from_table(path)
     rows = summarize(runs)
     print(markdown(rows))
     os.makedirs(args.out, exist_ok=True)
