@@ -109,6 +109,27 @@ def test_simclr_row_is_nt_xent_on_the_encoder_outputs():
     np.testing.assert_allclose(loss, losses.nt_xent(z_a, z_b, temperature=0.7), rtol=1e-5)
 
 
+@pytest.mark.parametrize("redraw", [True, False])
+def test_redraw_features_false_keeps_one_draw_for_the_run(redraw):
+    """Afresh each step (default): two step keys give two estimates, the run's seed does not
+    matter. Kept: one estimate whatever the step's key, another one for another run seed."""
+    c = _quick("rff", redraw_features=redraw)
+    method = methods.get("esco_pairs")(c)
+    model = method.build(methods.DataSpec("paired", 64, 8), nnx.Rngs(0))
+    batch = methods.Batch(x=jax.random.normal(jax.random.key(1), (16, 2, 64)), y=None)
+    l1, l2 = (method.loss(model, batch, jax.random.key(k), {})[0] for k in (2, 3))
+    with c.unlocked():
+        c.seed += 1
+    l3 = methods.get("esco_pairs")(c).loss(model, batch, jax.random.key(2), {})[0]
+    assert (float(l1) == float(l2)) is not redraw  # the step's key matters only when redrawn
+    assert (float(l3) == float(l1)) is redraw  # the run's seed matters only when kept
+
+
+def test_redraw_features_must_be_a_bool():
+    with pytest.raises(TypeError, match="'redraw_features'.* cannot be casted to .*bool"):
+        _quick("rff", redraw_features=1)
+
+
 def test_esco_pairs_rejects_a_batch_without_two_views():
     method = methods.get("esco_pairs")(_quick())
     model = method.build(methods.DataSpec("paired", 64, 8), nnx.Rngs(0))

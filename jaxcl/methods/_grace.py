@@ -186,7 +186,8 @@ class GRACEESCo(GRACE):
 
     :func:`jaxcl.losses.esco_loss` with trade-off ``lam``, Gaussian-kernel bandwidth
     ``temperature``, ``rf_method`` random features (``'rff'``, ``'sorf'``, ``'positive'`` or
-    ``'exact'``) of ``num_features`` frequencies drawn afresh every step, both directions
+    ``'exact'``) of ``num_features`` frequencies drawn afresh every step (once per run with
+    ``redraw_features=False``), both directions
     averaged, negatives from the other view (``esco_negatives='cross'``, ESCo Eq. 1's
     pairing), the anchor's own view (``'intra'``, Eq. 9 as printed), or both without the
     anchor itself (``'both'``: GRACE's own set; with ``rf_method='exact'`` and
@@ -203,6 +204,7 @@ class GRACEESCo(GRACE):
         "rf_method": "sorf",
         "num_features": 1024,
         "esco_negatives": "cross",
+        "redraw_features": True,
     }
 
     def __init__(self, config):
@@ -210,4 +212,4 @@ class GRACEESCo(GRACE):
         _paired.check_esco(self.name, self.hp)
 
     def contrastive_loss(self, h1, h2, key):
-        return _paired.esco_objective(self.hp, h1, h2, key)
+        return _paired.esco_objective(self.hp, h1, h2, key, self.config.seed)

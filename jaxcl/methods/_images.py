@@ -122,9 +122,10 @@ class ESCoSimCLR(SimCLR):
     """SimCLR with ESCo's loss (ESCo §5.2.1, Fig. 6): SimCLR's views, encoder and head, and
     :func:`jaxcl.losses.esco_loss` in place of NT-Xent, with trade-off ``lam``, bandwidth
     ``temperature``, ``rf_method`` random features (``num_features`` frequencies drawn afresh
-    every step), both directions averaged, negatives ``esco_negatives`` (default ``'both'``,
-    SimCLR's 2N - 2). The views are drawn from the step's key exactly as :class:`SimCLR` draws
-    them (the frequencies from a key folded from it), so with ``rf_method='exact'`` and
+    every step; ``redraw_features=False``: once per run), both directions averaged,
+    negatives ``esco_negatives`` (default ``'both'``, SimCLR's 2N - 2). The views are drawn
+    from the step's key exactly as :class:`SimCLR` draws them (the frequencies from a key
+    folded from it), so with ``rf_method='exact'`` and
     ``lam = 1 / (2 * temperature)`` a step's loss is SimCLR's (tested).
 
     References:
@@ -138,6 +139,7 @@ class ESCoSimCLR(SimCLR):
         "rf_method": "rff",
         "num_features": 1024,
         "esco_negatives": "both",
+        "redraw_features": True,
     }
 
     def __init__(self, config):
@@ -147,7 +149,7 @@ class ESCoSimCLR(SimCLR):
     def loss(self, model, batch: Batch, key, extra):
         a, b = simclr_views(key, batch.x, self.hp)
         z1, z2 = jnp.split(model(jnp.concatenate([a, b], axis=0)), 2, axis=0)
-        loss = _paired.esco_objective(self.hp, z1, z2, jax.random.fold_in(key, 1))
+        loss = _paired.esco_objective(self.hp, z1, z2, jax.random.fold_in(key, 1), self.config.seed)
         return loss, {"loss": loss}
 
 

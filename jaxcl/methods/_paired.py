@@ -3,6 +3,7 @@ augmentation, the task's batches carry both views of every example."""
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
 from jaxcl import losses
@@ -12,17 +13,26 @@ from jaxcl.methods._tabular import EncoderOnly
 RF_METHODS = ("exact", "rff", "sorf", "positive")
 
 
+_FIXED_FEATURES = 0xE5C0  # folded into the run's seed for the one kept draw
+
+
 def check_esco(method: str, hp) -> None:
     """ValueError unless ``config.method``'s ESCo keys (``rf_method``, ``esco_negatives``)
-    name an estimator and a negative set :func:`jaxcl.losses.esco_loss` has."""
+    name an estimator and a negative set :func:`jaxcl.losses.esco_loss` has
+    (``redraw_features`` is a bool field: the config refuses any other type)."""
     check_choice(method, "rf_method", hp.rf_method, RF_METHODS)
     check_choice(method, "esco_negatives", hp.esco_negatives, losses.ESCO_NEGATIVES)
 
 
-def esco_objective(hp, z_a, z_b, key):
+def esco_objective(hp, z_a, z_b, key, seed: int):
     """ESCo's loss as the ESCo methods use it: ``config.method``'s ``lam``, ``temperature``,
-    ``rf_method`` with ``num_features`` frequencies drawn from ``key`` (afresh every step),
-    ``esco_negatives``, both directions averaged."""
+    ``rf_method`` with ``num_features`` frequencies, ``esco_negatives``, both directions
+    averaged. The frequencies are drawn from the step's ``key`` (``redraw_features=True``)
+    or, with ``redraw_features=False``, once from the run's ``seed`` and the same at every
+    step (the random-feature map is then one fixed kernel approximation, not a fresh
+    unbiased estimate each step; the paper does not say which it used)."""
+    if not hp.redraw_features:
+        key = jax.random.fold_in(jax.random.key(seed), _FIXED_FEATURES)
     return losses.esco_loss(
         z_a,
         z_b,
@@ -44,9 +54,10 @@ class ESCoPairs(Method):
 
     :func:`jaxcl.losses.esco_loss` with trade-off ``lam``, Gaussian-kernel bandwidth
     ``temperature``, the kernel sum by ``rf_method`` (``'exact'``, ``'rff'``, ``'sorf'`` or
-    ``'positive'``) with ``num_features`` random frequencies drawn afresh every step, both
-    directions averaged, and negatives ``esco_negatives`` (default ``'both'``: the other
-    view and the anchor's own view without the anchor, SimCLR's set). With ``'exact'``,
+    ``'positive'``) with ``num_features`` random frequencies drawn afresh every step
+    (``redraw_features=False``: drawn once from ``config.seed``), both directions averaged,
+    and negatives ``esco_negatives`` (default ``'both'``: the other view and the anchor's own
+    view without the anchor, SimCLR's set). With ``'exact'``,
     ``'both'`` and ``lam = 1 / (2 * temperature)`` the loss is SimCLR's NT-Xent, so the
     SimCLR row of ESCo Table 1 is this method at those settings, and Fig. 3's "SimCLR with
     the trade-off term" is ``'exact'`` at other ``lam``.
@@ -64,6 +75,7 @@ class ESCoPairs(Method):
         "rf_method": "exact",
         "num_features": 2048,
         "esco_negatives": "both",
+        "redraw_features": True,
     }
 
     def __init__(self, config):
@@ -82,5 +94,5 @@ class ESCoPairs(Method):
             )
         n = batch.x.shape[0]
         z = model(jnp.concatenate([batch.x[:, 0], batch.x[:, 1]], axis=0))
-        loss = esco_objective(self.hp, z[:n], z[n:], key)
+        loss = esco_objective(self.hp, z[:n], z[n:], key, self.config.seed)
         return loss, {"loss": loss}
