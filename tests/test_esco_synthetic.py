@@ -224,6 +224,14 @@ def test_lambda_sweep_script_runs_and_plots(tmp_path):
     with pytest.raises(SystemExit, match="seed given twice"):
         table.main(["--runs", runs[0], runs[0], "--out", str(tmp_path / "table")])
 
+    # Frequencies kept for the run and another negative set are settings of their own.
+    base = {"row": "rff", "epochs": 2, "lr": 1e-5, "standardize": False}
+    assert table._panel(base) == "2 epochs, lr 1e-05, raw softmax features"
+    assert table._panel({**base, "redraw_features": False, "negatives": "cross"}) == (
+        "2 epochs, lr 1e-05, frequencies fixed per run, other view's negatives only,"
+        " raw softmax features"
+    )
+
     # An earlier table's runs carried over (their workdirs need not exist any more).
     earlier = str(tmp_path / "table" / "synthetic_table_t.json")
     table.main(["--from-table", earlier, "--out", str(tmp_path / "again"), "--tag", "_t"])

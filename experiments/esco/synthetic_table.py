@@ -3,11 +3,11 @@
 Each run of ``experiments/esco/synthetic_<row>.py`` writes ``workdir/config.json`` and
 ``workdir/results.json`` (10-fold CV ``test_top1`` and, with ``train.eval_every_epochs``,
 ``per_epoch_top1`` at ``evaluated_epochs``). This script groups runs by their setting
-(kernel, lambda, epochs, learning rate, standardised or raw features), prints a Markdown
-table of each setting's mean ± sample std over seeds beside the paper's Table 1, and writes
+(kernel, lambda, epochs, learning rate, frequencies redrawn or fixed, negative set,
+standardised or raw features), prints a Markdown table of each setting's mean ± sample std
+over seeds beside the paper's Table 1, and writes
 ``experiments/esco/results/synthetic_table<tag>.{json,png}`` (the plot: every run's
-accuracy against epochs, one colour per kernel, one panel per setting of epochs, lr and
-features)::
+accuracy against epochs, one colour per kernel, one panel per setting)::
 
     python experiments/esco/synthetic_table.py --tag _paper_scale \\
         --runs /tmp/esco_simclr/seed_0 /tmp/esco_sorf/seed_0 /tmp/esco_rff/seed_0 ...
@@ -51,6 +51,9 @@ def read_run(workdir: str) -> dict:
         "lr": optim.get("lr"),
         # Runs from before data.standardize existed trained on standardised features.
         "standardize": bool(config["data"].get("standardize", True)),
+        # Runs from before these keys existed drew fresh frequencies against both sets.
+        "redraw_features": bool(method.get("redraw_features", True)),
+        "negatives": method.get("esco_negatives", "both"),
         "seed": int(config["seed"]),
         "top1": 100.0 * float(results["test_top1"]),
         "curve_epochs": list(results.get("evaluated_epochs") or []),
@@ -78,11 +81,17 @@ def runs_from_table(path: str) -> list[dict]:
     return runs
 
 
+# esco_negatives other than SimCLR's set ('both', the configs' choice), as a setting's name.
+_NEGATIVES = {"cross": "other view's negatives only, ", "intra": "own view's negatives only, "}
+
+
 def _panel(run: dict) -> str:
     features = "standardised" if run["standardize"] else "raw softmax"
     if run["row"] == "none":
         return f"{features} features"
-    return f"{run['epochs']} epochs, lr {run['lr']:g}, {features} features"
+    extra = "" if run.get("redraw_features", True) else "frequencies fixed per run, "
+    extra += _NEGATIVES.get(run.get("negatives", "both"), "")
+    return f"{run['epochs']} epochs, lr {run['lr']:g}, {extra}{features} features"
 
 
 def summarize(runs: list[dict]) -> list[dict]:
