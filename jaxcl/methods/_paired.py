@@ -13,7 +13,8 @@ from jaxcl.methods._tabular import EncoderOnly
 RF_METHODS = ("exact", "rff", "sorf", "positive")
 
 
-_FIXED_FEATURES = 0xE5C0  # folded into the run's seed for the one kept draw
+_FIXED_FEATURES = 0x45534346  # "ESCF", folded into key(seed): above any step number the
+# trainer folds into the same root for its step keys, so never one of them
 
 
 def check_esco(method: str, hp) -> None:
