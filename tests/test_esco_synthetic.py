@@ -1,6 +1,7 @@
 """ESCo's synthetic study: the data generator, the paired-views task and ``esco_pairs``."""
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -221,26 +222,54 @@ def test_lambda_sweep_script_runs_and_plots(tmp_path):
         assert r["mean"] == pytest.approx(p["top1_mean"]) and r["paper"] == 40.52
         assert r["setting"] == "2 epochs, lr 1e-05, raw softmax features"
     assert (tmp_path / "table" / "synthetic_table_t.png").stat().st_size > 1000
-    with pytest.raises(SystemExit, match="seed given twice"):
-        table.main(["--runs", runs[0], runs[0], "--out", str(tmp_path / "table")])
+    # One workdir given twice is one run; two runs of one seed and setting are an error.
+    table.main(["--runs", runs[0], runs[0], "--out", str(tmp_path / "once")])
+    once = json.loads((tmp_path / "once" / "synthetic_table.json").read_text())["rows"]
+    assert [(r["lam"], r["seeds"]) for r in once] == [(0.5, [0])]
+    copy = tmp_path / "copy_of_rff_lam0.5"
+    shutil.copytree(runs[0], copy)
+    with pytest.raises(SystemExit, match=r"seed 0 given twice, by runs .*copy_of_rff_lam0.5"):
+        table.main(["--runs", runs[0], str(copy), "--out", str(tmp_path / "x")])
 
-    # Frequencies kept for the run and another negative set are settings of their own.
+    # Frequencies kept for the run and another negative set are settings of their own (the
+    # exact kernel draws no frequencies).
     base = {"row": "rff", "epochs": 2, "lr": 1e-5, "standardize": False}
     assert table._panel(base) == "2 epochs, lr 1e-05, raw softmax features"
     assert table._panel({**base, "redraw_features": False, "negatives": "cross"}) == (
         "2 epochs, lr 1e-05, frequencies fixed per run, other view's negatives only,"
         " raw softmax features"
     )
+    assert table._panel({**base, "row": "exact", "redraw_features": False}) == table._panel(base)
 
-    # An earlier table's runs carried over (their workdirs need not exist any more).
-    earlier = str(tmp_path / "table" / "synthetic_table_t.json")
-    table.main(["--from-table", earlier, "--out", str(tmp_path / "again"), "--tag", "_t"])
-    again = json.loads((tmp_path / "again" / "synthetic_table_t.json").read_text())["rows"]
-    assert again == rows
-    with pytest.raises(SystemExit, match="seed given twice"):
-        table.main(["--runs", runs[0], "--from-table", earlier, "--out", str(tmp_path / "x")])
+    # An earlier table's runs carried over (their workdirs need not exist any more), also
+    # from a table written before the redraw_features / negatives keys, and not twice when
+    # a workdir is given as well.
+    earlier = tmp_path / "table" / "synthetic_table_t.json"
+    record = json.loads(earlier.read_text())
+    for run in record["runs"]:
+        del run["redraw_features"], run["negatives"]
+    old = tmp_path / "old_table.json"
+    old.write_text(json.dumps(record))
+
+    def summary(path):  # the rows without std (NaN for one seed)
+        rows = json.loads(path.read_text())["rows"]
+        return [(r["row"], r["lam"], r["seeds"], r["per_seed"], r["setting"]) for r in rows]
+
+    for sources in (["--from-table", str(earlier)], ["--from-table", str(old), "--runs", runs[0]]):
+        table.main([*sources, "--out", str(tmp_path / "again"), "--tag", "_t"])
+        assert summary(tmp_path / "again" / "synthetic_table_t.json") == summary(earlier)
     with pytest.raises(SystemExit, match="--from-table .*no 'runs' list"):
         table.main(["--from-table", str(tmp_path / "lambda_sweep.json"), "--out", str(tmp_path)])
+
+    # The sweep reads a finished point back only if it trained as the sweep's rows do.
+    sweep = _load_script("synthetic_lambda_sweep")
+    point = sweep._point("rff", 0.5, 0, "quick", tmp_path, False)
+    assert point["test_top1"] == pytest.approx(record["runs"][0]["top1"] / 100)
+    saved = json.loads((tmp_path / "rff_lam0.5" / "seed_0" / "config.json").read_text())
+    saved["method"]["redraw_features"] = False
+    (tmp_path / "rff_lam0.5" / "seed_0" / "config.json").write_text(json.dumps(saved))
+    with pytest.raises(SystemExit, match="trained with redraw_features=False"):
+        sweep._point("rff", 0.5, 0, "quick", tmp_path, False)
 
 
 def _load_script(name: str):

@@ -16,7 +16,7 @@ from test_tabular_data import make_raw, write_fashion_dir
 
 from jaxcl import augment, losses, methods, mixers, training
 from jaxcl.data import open_images
-from jaxcl.methods import _images
+from jaxcl.methods import _images, _paired
 
 REPO = Path(__file__).parents[1]
 
@@ -99,6 +99,14 @@ def test_esco_simclr_with_exact_kernel_at_half_over_tau_is_simclr():
         lam=1.04, num_features=1024, negatives="both", symmetric=True,
     )  # fmt: skip
     np.testing.assert_allclose(loss, want, rtol=1e-5)
+    # Frequencies kept for the run: drawn from the run's seed, not from the step's key.
+    kept = _method("esco_simclr", temperature=0.5, rf_method="rff", redraw_features=False)
+    fixed_key = jax.random.fold_in(jax.random.key(kept.config.seed), _paired._FIXED_FEATURES)
+    want = losses.esco_loss(
+        model(a), model(b), key=fixed_key, method="rff", temperature=0.5,
+        lam=1.04, num_features=1024, negatives="both", symmetric=True,
+    )  # fmt: skip
+    np.testing.assert_allclose(kept.loss(model, batch, key, {})[0], want, rtol=1e-5)
     with pytest.raises(ValueError, match="rf_method"):
         _method("esco_simclr", rf_method="fourier")
 

@@ -54,9 +54,17 @@ def _point(
     workdir = out / f"{row}_lam{lam:g}{suffix}" / f"seed_{seed}"
     done = workdir / "results.json"
     if done.exists():
-        saved = json.loads((workdir / "config.json").read_text())["data"]
-        if bool(saved.get("standardize", True)) != standardize:  # runs before the key: True
+        saved = json.loads((workdir / "config.json").read_text())
+        if bool(saved["data"].get("standardize", True)) != standardize:  # before the key: True
             raise SystemExit(f"{workdir}: trained with other features than --features asks")
+        method = saved["method"]  # runs from before these keys: redrawn, both negative sets
+        redraw, negatives = method.get("redraw_features", True), method.get("esco_negatives")
+        if not redraw or negatives not in (None, "both"):
+            raise SystemExit(
+                f"{workdir}: trained with redraw_features={redraw}, esco_negatives="
+                f"{negatives!r}; the sweep's rows redraw the frequencies every step against"
+                " both negative sets"
+            )
         return json.loads(done.read_text())
     c = esco_synthetic.make(row, variant)
     with c.unlocked():

@@ -72,12 +72,16 @@ def runs_from_table(path: str) -> list[dict]:
     runs = record.get("runs") if isinstance(record, dict) else None
     if not isinstance(runs, list) or not runs:
         raise SystemExit(f"--from-table {path!r}: no 'runs' list (not a synthetic_table JSON?)")
-    keys = {"row", "lam", "epochs", "lr", "standardize", "seed", "top1"}
+    keys = {"workdir", "row", "lam", "epochs", "lr", "standardize", "seed", "top1"}
     keys |= {"curve_epochs", "curve_top1", "pretrain_seconds"}
     for i, run in enumerate(runs):
         missing = keys - set(run) if isinstance(run, dict) else keys
         if missing:
             raise SystemExit(f"--from-table {path!r}: runs[{i}] lacks {sorted(missing)}")
+        if run["row"] not in ROWS:
+            raise SystemExit(
+                f"--from-table {path!r}: runs[{i}] has row {run['row']!r}, not one of {list(ROWS)}"
+            )
     return runs
 
 
@@ -85,11 +89,24 @@ def runs_from_table(path: str) -> list[dict]:
 _NEGATIVES = {"cross": "other view's negatives only, ", "intra": "own view's negatives only, "}
 
 
+def _drop_repeated(runs: list[dict]) -> list[dict]:
+    """``runs`` without the second and later copies of one run (same workdir, seed and
+    accuracy: two tables that both recorded it, or a workdir given and also in a table)."""
+    seen, out = set(), []
+    for run in runs:
+        key = (run["workdir"], run["seed"], run["top1"])
+        if key not in seen:
+            seen.add(key)
+            out.append(run)
+    return out
+
+
 def _panel(run: dict) -> str:
     features = "standardised" if run["standardize"] else "raw softmax"
     if run["row"] == "none":
         return f"{features} features"
-    extra = "" if run.get("redraw_features", True) else "frequencies fixed per run, "
+    kept = not run.get("redraw_features", True) and run["row"] != "exact"  # exact: none drawn
+    extra = "frequencies fixed per run, " if kept else ""
     extra += _NEGATIVES.get(run.get("negatives", "both"), "")
     return f"{run['epochs']} epochs, lr {run['lr']:g}, {extra}{features} features"
 
@@ -103,10 +120,14 @@ def summarize(runs: list[dict]) -> list[dict]:
     for (panel, row, lam), members in sorted(
         groups.items(), key=lambda kv: (kv[0][0], list(ROWS).index(kv[0][1]), kv[0][2] or 0)
     ):
-        seeds = [m["seed"] for m in members]
-        if len(set(seeds)) != len(seeds):
-            raise SystemExit(f"{ROWS[row]} ({panel}): seed given twice in --runs: {sorted(seeds)}")
         members.sort(key=lambda m: m["seed"])
+        seeds = [m["seed"] for m in members]
+        for a, b in zip(members, members[1:], strict=False):
+            if a["seed"] == b["seed"]:
+                raise SystemExit(
+                    f"{ROWS[row]} ({panel}): seed {a['seed']} given twice, by runs"
+                    f" {a['workdir']!r} and {b['workdir']!r}"
+                )
         values = [m["top1"] for m in members]
         out.append(
             {
@@ -208,6 +229,7 @@ def main(argv=None) -> None:
     runs = [read_run(w) for w in args.runs]
     for path in args.from_table:
         runs += runs_from_table(path)
+    runs = _drop_repeated(runs)
     rows = summarize(runs)
     print(markdown(rows))
     os.makedirs(args.out, exist_ok=True)

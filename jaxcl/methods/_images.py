@@ -125,8 +125,9 @@ class ESCoSimCLR(SimCLR):
     every step; ``redraw_features=False``: once per run), both directions averaged,
     negatives ``esco_negatives`` (default ``'both'``, SimCLR's 2N - 2). The views are drawn
     from the step's key exactly as :class:`SimCLR` draws them (the frequencies from a key
-    folded from it), so with ``rf_method='exact'`` and
-    ``lam = 1 / (2 * temperature)`` a step's loss is SimCLR's (tested).
+    folded from it, or from ``config.seed`` with ``redraw_features=False``), so with
+    ``rf_method='exact'`` and ``lam = 1 / (2 * temperature)`` a step's loss is SimCLR's
+    (tested).
 
     References:
       ESCo (ICLR 2022 submission), §5.2.1, Fig. 6, Appendix B.2 and C.
