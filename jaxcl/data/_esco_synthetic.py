@@ -63,10 +63,14 @@ def _activate(x: np.ndarray, activation: str) -> np.ndarray:
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def _mlp(layers, x: np.ndarray, activation: str, *, last: bool) -> np.ndarray:
+def _mlp(layers, x: np.ndarray, activation: str, *, last: bool, hidden: str | None = None):
+    """``layers`` applied to ``x``: ``hidden`` (default ``activation``) after every hidden
+    layer, ``activation`` after the last one if ``last``."""
     for i, (w, b) in enumerate(layers):
         x = x @ w + b
-        if last or i < len(layers) - 1:
+        if i < len(layers) - 1:
+            x = _activate(x, hidden or activation)
+        elif last:
             x = _activate(x, activation)
     return x
 
@@ -80,6 +84,7 @@ def esco_synthetic(
     activation: str = "softmax",
     label_activation: str = "relu",
     standardize: bool = True,
+    hidden_activation: str | None = None,
 ) -> PairedViews:
     """ESCo's synthetic multi-view data set (§5.1, Fig. 2, App. B.1).
 
@@ -127,6 +132,10 @@ def esco_synthetic(
       activation: the feature MLP's activation: ``'softmax'``, ``'relu'`` or ``'tanh'``.
       label_activation: the label MLP's hidden activation, one of the same.
       standardize: scale each column to zero mean and unit variance (see above).
+      hidden_activation: the feature MLP's activation after its two hidden layers, one of
+        the same; None (default) uses ``activation`` there too. ``'relu'`` with
+        ``activation='softmax'`` is the reading "softmax generates the input features":
+        softmax only on the output.
 
     Returns:
       A :class:`PairedViews` named ``"esco_synthetic"``.
@@ -141,7 +150,10 @@ def esco_synthetic(
     num_features = _check_int("num_features", num_features, 1)
     num_classes = _check_int("num_classes", num_classes, 2)
     seed = _check_int("seed", seed, 0)
-    for name, value in (("activation", activation), ("label_activation", label_activation)):
+    named = [("activation", activation), ("label_activation", label_activation)]
+    if hidden_activation is not None:
+        named.append(("hidden_activation", hidden_activation))
+    for name, value in named:
         if value not in ACTIVATIONS:
             raise ValueError(
                 f"esco_synthetic: {name} = {value!r}: expected one of {list(ACTIVATIONS)}"
@@ -151,9 +163,8 @@ def esco_synthetic(
     features = [_linear(rng, a, b) for a, b in zip(widths[:-1], widths[1:], strict=True)]
     labeller = [_linear(rng, LATENT_DIM, LABEL_HIDDEN), _linear(rng, LABEL_HIDDEN, num_classes)]
     h, s, s_a, s_b = rng.standard_normal((4, num_samples, LATENT_DIM))
-    views = [
-        _mlp(features, np.concatenate([h, z], axis=1), activation, last=True) for z in (s, s_a, s_b)
-    ]
+    hz = [np.concatenate([h, z], axis=1) for z in (s, s_a, s_b)]
+    views = [_mlp(features, v, activation, last=True, hidden=hidden_activation) for v in hz]
     y = np.argmax(_mlp(labeller, h, label_activation, last=False), axis=1).astype(np.int32)
     if standardize:
         stacked = np.concatenate(views)

@@ -122,6 +122,7 @@ CHECKS = {
     "data.num_features": _positive_int,
     "data.data_seed": _nonnegative_int,
     "data.standardize": flag,
+    "data.hidden_activation": lambda p, v: _choice(p, v, ("softmax", "relu", "tanh")),
     "eval.linear_epochs": _positive_int,
     "eval.linear_batch_size": _positive_int,
     "eval.linear_lr": _positive,

@@ -23,7 +23,15 @@ def config_defaults(data: str, method, config) -> dict:
         # (its MLPs and samples) independently of the training seed. ``standardize=False``
         # feeds the feature MLP's raw softmax outputs (~1e-3 each) to the encoder, as ESCo
         # Table 1's configs do; True (the generator's default) z-scores every column.
-        "data": {"num_samples": 4000, "num_features": 1024, "data_seed": 0, "standardize": True},
+        # ``hidden_activation`` is the feature MLP's after its hidden layers (App. B.1 names
+        # only softmax: "softmax" after every layer, or "relu" with softmax on the output).
+        "data": {
+            "num_samples": 4000,
+            "num_features": 1024,
+            "data_seed": 0,
+            "standardize": True,
+            "hidden_activation": "softmax",
+        },
         "train": {},
         # Logistic regression (full-batch Adam on standardised features), k-fold CV.
         "eval": {"folds": 10, "linear_steps": 300, "linear_lr": 1e-2},
@@ -41,6 +49,7 @@ def load_dataset(cfg) -> data_lib.PairedViews:
             seed=cfg.data_seed,
             num_features=cfg.num_features,
             standardize=cfg.standardize,
+            hidden_activation=cfg.hidden_activation,
         )
     raise ConfigError(f"config.data.name = {cfg.name!r}: unknown paired data set")
 
