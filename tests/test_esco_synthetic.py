@@ -168,6 +168,48 @@ def test_data_standardize_key_reaches_the_generator():
     np.testing.assert_allclose(stacked.std(axis=0), 1, atol=1e-4)
 
 
+def test_hidden_activation_key_reaches_the_generator_and_spreads_the_features():
+    """Softmax after every layer leaves the examples ~3e-5 apart (relative), too close for
+    float32 gradients; ReLU hidden layers with a softmax output spread them by ~7%."""
+    from jaxcl.training import _paired_task
+
+    c = _quick()
+    with c.unlocked():
+        c.data.standardize = False
+    softmax_everywhere = _paired_task.load_dataset(c.data)
+    with c.unlocked():
+        c.data.hidden_activation = "relu"
+    relu_hidden = _paired_task.load_dataset(c.data)
+    np.testing.assert_allclose(relu_hidden.x_a.sum(axis=1), 1, atol=1e-5)  # still softmax
+    np.testing.assert_array_equal(relu_hidden.y, softmax_everywhere.y)  # the same labels
+    assert _paired_task.relative_spread(softmax_everywhere.x) < 1e-4
+    assert _paired_task.relative_spread(relu_hidden.x) > 1e-2
+    # The generator's default (None) is the output activation after every layer.
+    explicit = data_lib.esco_synthetic(64, num_features=32, hidden_activation="softmax")
+    np.testing.assert_array_equal(data_lib.esco_synthetic(64, num_features=32).x, explicit.x)
+    with pytest.raises(ValueError, match="hidden_activation = 'gelu'"):
+        data_lib.esco_synthetic(8, hidden_activation="gelu")
+    with c.unlocked():
+        c.data.hidden_activation = "gelu"
+    with pytest.raises(training.ConfigError, match="config.data.hidden_activation = 'gelu'"):
+        training.train_and_evaluate(c, "/nonexistent")
+
+
+def test_degenerate_features_are_warned_about(monkeypatch):
+    from jaxcl.training import _paired_task
+
+    warnings = []
+    monkeypatch.setattr(_paired_task.logging, "warning", lambda *a: warnings.append(a[0] % a[1:]))
+    for hidden in ("softmax", "relu"):
+        c = _quick()
+        with c.unlocked():
+            c.data.update(standardize=False, hidden_activation=hidden)
+        method = methods.get("esco_pairs")(c)
+        _paired_task.PairedTask(c, method, training.make_mesh())
+    assert len(warnings) == 1 and "rounding noise" in warnings[0]  # only softmax everywhere
+    assert "config.data.standardize=True" in warnings[0]
+
+
 def test_batch_larger_than_the_data_is_a_config_error(tmp_path):
     c = _quick()
     with c.unlocked():

@@ -5,6 +5,7 @@ them by k-fold cross-validated logistic regression."""
 from __future__ import annotations
 
 import numpy as np
+from absl import logging
 
 from jaxcl import data as data_lib
 from jaxcl import evaluation, methods
@@ -54,6 +55,20 @@ def load_dataset(cfg) -> data_lib.PairedViews:
     raise ConfigError(f"config.data.name = {cfg.name!r}: unknown paired data set")
 
 
+# Below this relative spread of the examples' features, float32 cannot carry the encoder's
+# gradient: on ESCo's softmax-after-every-layer data (~3e-5) it is rounding noise.
+DEGENERATE_SPREAD = 1e-3
+
+
+def relative_spread(x: np.ndarray) -> float:
+    """How much the examples differ, relative to the features' size: the median over
+    columns of (standard deviation over examples) / (mean absolute value)."""
+    x = np.asarray(x, np.float64)
+    size = np.abs(x).mean(axis=0)
+    ratio = x.std(axis=0)[size > 0] / size[size > 0]
+    return float(np.median(ratio)) if ratio.size else 0.0
+
+
 class PairedTask(RowBatches):
     """Batches ``Batch(x=[batch, 2, features], y)`` of both views; the frozen encoder's
     features of the examples ``x`` judged by ``eval.folds``-fold cross-validated logistic
@@ -69,6 +84,17 @@ class PairedTask(RowBatches):
         self.name = self.ds.name
         self.spec = methods.DataSpec("paired", self.ds.num_features, self.ds.num_classes)
         self.pairs = np.stack([self.ds.x_a, self.ds.x_b], axis=1)
+        spread = relative_spread(self.ds.x)
+        if spread < DEGENERATE_SPREAD:
+            logging.warning(
+                "%s: the examples' features differ by %.1e of their size (median column std"
+                " / mean |x|): in float32 the encoder's gradient will be mostly rounding noise"
+                " and results will depend on the hardware. Standardise the features"
+                " (config.data.standardize=True) or change the data (for ESCo's synthetic"
+                " data, config.data.hidden_activation='relu').",
+                self.ds.name,
+                spread,
+            )
         self.steps_per_epoch = self.examples_per_step = 0
         if method.pretrains:
             self.steps_per_epoch, self.examples_per_step = epoch_steps(
