@@ -210,6 +210,26 @@ def test_degenerate_features_are_warned_about(monkeypatch):
     assert "config.data.standardize=True" in warnings[0]
 
 
+def test_gradient_check_finds_float32_noise_only_on_softmax_everywhere_raw(tmp_path):
+    """The script's claim, on the quick sizes: in float32 the gradient is rounding noise on
+    the unscaled softmax-after-every-layer data and exact to ~1e-6 on the other readings."""
+    script = REPO / "experiments" / "esco" / "synthetic_gradient_check.py"
+    out = subprocess.run(  # a process of its own: the script switches on float64
+        [sys.executable, str(script), "--variant", "quick", "--batch", "32",
+         "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    rows = json.loads((tmp_path / "synthetic_gradient_check.json").read_text())["rows"]
+    assert len(rows) == 9
+    for r in rows:
+        if r["reading"] == "softmax after every layer, raw":
+            assert r["relative_error"] > 1 and abs(r["cosine"]) < 0.5, r
+            assert r["relative_spread"] < 1e-4
+        else:
+            assert r["relative_error"] < 1e-4 and r["cosine"] > 0.999, r
+
+
 def test_batch_larger_than_the_data_is_a_config_error(tmp_path):
     c = _quick()
     with c.unlocked():
