@@ -175,7 +175,7 @@ def test_hidden_activation_key_reaches_the_generator_and_spreads_the_features():
 
     c = _quick()
     with c.unlocked():
-        c.data.standardize = False
+        c.data.update(standardize=False, hidden_activation="softmax")
     softmax_everywhere = _paired_task.load_dataset(c.data)
     with c.unlocked():
         c.data.hidden_activation = "relu"
@@ -250,8 +250,9 @@ def test_paper_and_cpu_configs():
     assert (paper.method.rf_method, paper.method.lam, cpu.method.lam) == ("sorf", 1.5, 1.6)
     assert (paper.model.encoder_width, paper.model.encoder_out_dim) == (1024, 512)
     assert paper.data.num_samples == cpu.data.num_samples == 4000
-    # App. B.1's softmax outputs fed as they are: the reading that matches Table 1's level.
+    # App. B.1's softmax as the output activation (ReLU hidden layers), fed as it is.
     assert paper.data.standardize is False and cpu.data.standardize is False
+    assert paper.data.hidden_activation == cpu.data.hidden_activation == "relu"
     assert cpu.train.epochs == 100
     with pytest.raises(ValueError, match="unknown row 'moco'"):
         cfg_lib.make("moco")
@@ -282,7 +283,7 @@ def test_lambda_sweep_script_runs_and_plots(tmp_path):
     ]
     for r, p in zip(rows, record["points"], strict=True):
         assert r["mean"] == pytest.approx(p["top1_mean"]) and r["paper"] == 40.52
-        assert r["setting"] == "2 epochs, lr 1e-05, raw softmax features"
+        assert r["setting"] == "2 epochs, lr 1e-05, raw relu-hidden softmax-output features"
     assert (tmp_path / "table" / "synthetic_table_t.png").stat().st_size > 1000
     # One workdir given twice is one run; two runs of one seed and setting are an error.
     table.main(["--runs", runs[0], runs[0], "--out", str(tmp_path / "once")])
@@ -296,10 +297,10 @@ def test_lambda_sweep_script_runs_and_plots(tmp_path):
     # Frequencies kept for the run and another negative set are settings of their own (the
     # exact kernel draws no frequencies).
     base = {"row": "rff", "epochs": 2, "lr": 1e-5, "standardize": False}
-    assert table._panel(base) == "2 epochs, lr 1e-05, raw softmax features"
+    assert table._panel(base) == "2 epochs, lr 1e-05, raw softmax-every-layer features"
     assert table._panel({**base, "redraw_features": False, "negatives": "cross"}) == (
         "2 epochs, lr 1e-05, frequencies fixed per run, other view's negatives only,"
-        " raw softmax features"
+        " raw softmax-every-layer features"
     )
     assert table._panel({**base, "row": "exact", "redraw_features": False}) == table._panel(base)
 

@@ -51,6 +51,8 @@ def read_run(workdir: str) -> dict:
         "lr": optim.get("lr"),
         # Runs from before data.standardize existed trained on standardised features.
         "standardize": bool(config["data"].get("standardize", True)),
+        # The feature MLP's hidden activation (runs from before the key: softmax).
+        "hidden_activation": config["data"].get("hidden_activation", "softmax"),
         # Runs from before these keys existed drew fresh frequencies against both sets.
         "redraw_features": bool(method.get("redraw_features", True)),
         "negatives": method.get("esco_negatives", "both"),
@@ -102,7 +104,11 @@ def _drop_repeated(runs: list[dict]) -> list[dict]:
 
 
 def _panel(run: dict) -> str:
-    features = "standardised" if run["standardize"] else "raw softmax"
+    features = "standardised" if run["standardize"] else "raw"
+    if run.get("hidden_activation", "softmax") == "softmax":
+        features += " softmax-every-layer"
+    else:
+        features += f" {run['hidden_activation']}-hidden softmax-output"
     if run["row"] == "none":
         return f"{features} features"
     kept = not run.get("redraw_features", True) and run["row"] != "exact"  # exact: none drawn
