@@ -169,7 +169,7 @@ def test_data_standardize_key_reaches_the_generator():
 
 
 def test_hidden_activation_key_reaches_the_generator_and_spreads_the_features():
-    """Softmax after every layer leaves the examples ~3e-5 apart (relative), too close for
+    """Softmax after every layer leaves the examples ~3e-6 apart (relative), too close for
     float32 gradients; ReLU hidden layers with a softmax output spread them by ~7%."""
     from jaxcl.training import _paired_task
 

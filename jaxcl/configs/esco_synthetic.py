@@ -5,8 +5,9 @@ Each row has its own file in ``experiments/esco/`` (``synthetic_<row>.py``) that
 is ``experiments/esco/synthetic_lambda_sweep.py``.
 
 Paper scale (App. C): 4000 examples of :func:`jaxcl.data.esco_synthetic` (our readings of
-App. B.1 are in its docstring: 1024 features, softmax feature MLP, ReLU label MLP; the
-encoder sees the softmax outputs as they are, ``data.standardize=False``), encoder
+App. B.1 are in its docstring: 1024 features, a feature MLP with ReLU hidden layers and a
+softmax output, ``data.hidden_activation='relu'``, fed to the encoder as they are,
+``data.standardize=False``; ReLU label MLP), encoder
 a 3-layer MLP 1024-1024-1024-512 with ReLU and no projector (``mlp_plain``), Adam at lr 1e-5,
 no weight decay, 1500 epochs, tau = 1, D = 2048 random features drawn afresh every step;
 evaluation by logistic regression with 10-fold cross-validation on the embeddings of the
@@ -14,6 +15,13 @@ examples ``x``. The paper gives no batch size; we use 256 (15 steps an epoch). A
 contrast each view against the other view and the other rows of its own view (SimCLR's
 negative set, ``esco_negatives='both'``), symmetrised, so the SimCLR row (exact kernel,
 lambda = 1 / (2 tau) = 0.5) is exactly NT-Xent.
+
+Why not softmax after every layer (our reading until 2026-11-29): the examples then differ
+by ~3e-6 of their size, every embedding lies within ~1e-7 of one point, and the float32
+gradient is rounding noise (``experiments/esco/synthetic_gradient_check.py``: 7e2 to 2e5
+times the float64 gradient's norm, cosine with it below 0.05), so training is a random walk
+whose numbers depend on the CPU. Standardised (``data.standardize=True``) that reading is
+sound again; the README's ESCo section has all three readings' numbers.
 
 The ``cpu`` variant keeps the data, the encoder and the rows and trains 100 epochs at lr 1e-4
 (15x fewer epochs, 10x the learning rate), 2-7 minutes a run on 2 CPU cores; ``quick``

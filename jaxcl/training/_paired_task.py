@@ -56,7 +56,7 @@ def load_dataset(cfg) -> data_lib.PairedViews:
 
 
 # Below this relative spread of the examples' features, float32 cannot carry the encoder's
-# gradient: on ESCo's softmax-after-every-layer data (~3e-5) it is rounding noise.
+# gradient: on ESCo's softmax-after-every-layer data (~3e-6) it is rounding noise.
 DEGENERATE_SPREAD = 1e-3
 
 
