@@ -333,6 +333,11 @@ def test_lambda_sweep_script_runs_and_plots(tmp_path):
     (tmp_path / "rff_lam0.5" / "seed_0" / "config.json").write_text(json.dumps(saved))
     with pytest.raises(SystemExit, match="trained with redraw_features=False"):
         sweep._point("rff", 0.5, 0, "quick", tmp_path, False)
+    saved["method"]["redraw_features"] = True
+    saved["data"]["hidden_activation"] = "softmax"  # the configs' reading until f253723
+    (tmp_path / "rff_lam0.5" / "seed_0" / "config.json").write_text(json.dumps(saved))
+    with pytest.raises(SystemExit, match="trained on data.hidden_activation='softmax'"):
+        sweep._point("rff", 0.5, 0, "quick", tmp_path, False)
 
 
 def _load_script(name: str):

@@ -10,7 +10,13 @@ with ``--features standardized``); a point already finished there is read back, 
 Writes ``lambda_sweep.json`` and ``lambda_sweep.png`` (mean and spread over seeds, the
 paper's Table 1 points marked) to ``--out``.
 
-Measured on the raw softmax features the configs use (``--variant cpu --seeds 1 --lams
+The configs' data are App. B.1's generator with ReLU hidden layers and a softmax output
+(since commit f253723); ``--features standardized`` z-scores them. The sweep has not been
+run on them. The numbers below are from the earlier reading, softmax after every layer, on
+which the float32 gradient is rounding noise (README, ESCo section): they say nothing about
+lambda, and are kept as a record.
+
+Measured on softmax-after-every-layer features, unscaled (``--variant cpu --seeds 1 --lams
 0.5,1.0,1.5,2.0``, commit 4982b83, 2026-11-29, 2 Zen 5 AMD EPYC cores shared with another
 run, 21 min; ``experiments/esco/results/lambda_sweep.{json,png}``; the SimCLR point at 0.5
 and the SORF point at 1.5 are the seed-0 runs of Table 1's rows at commit 1230554 with
@@ -26,8 +32,8 @@ SORF    39.67  39.25  40.05  38.82
 
 No trend with lambda for any kernel: the points scatter over 37.9-41.1, about the spread of
 Table 1's seeds (1 point for SimCLR); one seed per point cannot place an optimum near the
-paper's 1.5-1.6. On standardised features, the configs' default until 2026-11-29
-(``--features standardized``, same lambdas; commit 98b7091, shared cores, 40 min;
+paper's 1.5-1.6. On softmax-after-every-layer features standardised (then ``--features
+standardized``, same lambdas; commit 98b7091, shared cores, 40 min;
 ``experiments/esco/results/lambda_sweep_standardized.{json,png}``), accuracy fell slightly
 with lambda for every kernel, within about one seed spread: SimCLR 52.55 / 51.38 / 51.00 /
 51.20, RFF 51.77 / 51.52 / 51.03 / 50.77, SORF 52.45 / 50.98 / 50.75 / 51.15. The paper's
@@ -57,6 +63,12 @@ def _point(
         saved = json.loads((workdir / "config.json").read_text())
         if bool(saved["data"].get("standardize", True)) != standardize:  # before the key: True
             raise SystemExit(f"{workdir}: trained with other features than --features asks")
+        hidden = esco_synthetic.make(row, variant).data.hidden_activation
+        if saved["data"].get("hidden_activation", "softmax") != hidden:  # before: softmax
+            raise SystemExit(
+                f"{workdir}: trained on data.hidden_activation="
+                f"{saved['data'].get('hidden_activation', 'softmax')!r}, the configs use {hidden!r}"
+            )
         method = saved["method"]  # runs from before these keys: redrawn, both negative sets
         redraw, negatives = method.get("redraw_features", True), method.get("esco_negatives")
         if not redraw or negatives not in (None, "both"):
