@@ -579,3 +579,23 @@ def test_sorf_dense_path_keeps_float64():
         got = rf.sorf_projection(jnp.asarray(z, jnp.float64), params, temperature=TAU)
         assert got.dtype == jnp.float64
         np.testing.assert_allclose(got, np_sorf_projection(z, params, TAU), rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["rff", "sorf"])
+def test_esco_loss_keeps_float32_embeddings_in_float32_under_x64(method):
+    """Switching float64 on must not change what a float32 loss computes: the feature sums
+    start from zeros of the embeddings' dtype, not of the default one."""
+    from jaxcl import losses
+
+    za, zb = (jnp.asarray(randn((32, 16), s), jnp.float32) for s in (1, 2))
+    draw = rf.draw_rff if method == "rff" else rf.draw_sorf
+    params = draw(jax.random.key(0), 16, 256)
+
+    def loss(a, b):
+        return losses.esco_loss(a, b, features=params, method=method, temperature=0.5, lam=1.0)
+
+    want = loss(za, zb)
+    with jax.enable_x64(True):
+        got = loss(za, zb)
+    assert got.dtype == jnp.float32
+    assert float(got) == float(want)  # the same float32 arithmetic, bit for bit

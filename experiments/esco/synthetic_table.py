@@ -4,8 +4,8 @@ Each run of ``experiments/esco/synthetic_<row>.py`` writes ``workdir/config.json
 ``workdir/results.json`` (10-fold CV ``test_top1`` and, with ``train.eval_every_epochs``,
 ``per_epoch_top1`` at ``evaluated_epochs``). This script groups runs by their setting
 (kernel, lambda, epochs, learning rate, frequencies redrawn or fixed, negative set,
-standardised or raw features), prints a Markdown table of each setting's mean ± sample std
-over seeds beside the paper's Table 1, and writes
+the feature MLP's hidden activation, standardised or raw features), prints a Markdown
+table of each setting's mean ± sample std over seeds beside the paper's Table 1, and writes
 ``experiments/esco/results/synthetic_table<tag>.{json,png}`` (the plot: every run's
 accuracy against epochs, one colour per kernel, one panel per setting)::
 

@@ -17,14 +17,14 @@ negative set, ``esco_negatives='both'``), symmetrised, so the SimCLR row (exact 
 lambda = 1 / (2 tau) = 0.5) is exactly NT-Xent.
 
 Why not softmax after every layer (our reading until 2026-11-29): the examples then differ
-by ~3e-6 of their size, every embedding lies within ~1e-7 of one point, and the float32
-gradient is rounding noise (``experiments/esco/synthetic_gradient_check.py``: 7e2 to 2e5
+by ~3e-6 of their size, so do the normalised embeddings, and the float32
+gradient is rounding noise (``experiments/esco/synthetic_gradient_check.py``: 1.5e4 to 1.9e5
 times the float64 gradient's norm, cosine with it below 0.05), so training is a random walk
 whose numbers depend on the CPU. Standardised (``data.standardize=True``) that reading is
 sound again; the README's ESCo section has all three readings' numbers.
 
 The ``cpu`` variant keeps the data, the encoder and the rows and trains 100 epochs at lr 1e-4
-(15x fewer epochs, 10x the learning rate), 2-7 minutes a run on 2 CPU cores; ``quick``
+(15x fewer epochs, 10x the learning rate), 3-11 minutes a run on 2 shared CPU cores; ``quick``
 is a smoke test (512 examples, 64-wide encoder, 2 epochs, 3 folds).
 """
 

@@ -89,7 +89,8 @@ def esco_synthetic(
     """ESCo's synthetic multi-view data set (§5.1, Fig. 2, App. B.1).
 
     For every example, ``h, s, s^A, s^B ~ N(0, I_64)``. One fixed random MLP (widths
-    128-256-256-``num_features``, ``activation`` after every layer) maps ``[h, s]``,
+    128-256-256-``num_features``, ``hidden_activation`` (default ``activation``) after the
+    hidden layers, ``activation`` after the last) maps ``[h, s]``,
     ``[h, s^A]`` and ``[h, s^B]`` to ``x``, ``x^A`` and ``x^B``; another (64-256-
     ``num_classes``, ``label_activation`` on its hidden layer) maps ``h`` to logits whose
     argmax is the label. The views share only ``h``, the variable that decides the label, so

@@ -342,7 +342,8 @@ def esco_loss(
                         )
                 return out
 
-            zeros = jnp.zeros((d_features,))
+            # float32 sums for float32 / bfloat16 embeddings also when float64 is switched on
+            zeros = jnp.zeros((d_features,), jnp.promote_types(z_a.dtype, jnp.float32))
             init = {name: (zeros, zeros) for name in needed}
             sums = _chunking.chunked_reduce(
                 block_sums, _chunking.add, init, (z_a, z_b, weight), chunk_size or rows
