@@ -8,7 +8,7 @@ in float32 (as training does) and in float64, and how far apart they are.
 With softmax after every layer of the feature MLP the examples differ by ~3e-6 of their
 size; fed unscaled, so do the l2-normalised embeddings (~3e-6 rms), the loss equals
 log(2N - 1) to ~2e-8, and the float32 gradient is rounding noise. Measured at the configs'
-sizes (``--variant cpu``, batch 256, seed 0; 2026-11-29, Zen 3 AMD EPYC,
+sizes (``--variant cpu``, batch 256, seed 0; commit 90ee9de, 2026-11-29, Zen 3 AMD EPYC,
 ~1 min; ``experiments/esco/results/synthetic_gradient_check.json``): the float32 gradient
 is off by 1.5e4 (RFF), 1.7e4 (SORF) and 1.9e5 (SimCLR) times the float64 gradient's norm,
 cosine with it below 0.012. Standardised, or with ReLU hidden layers and softmax only on the
