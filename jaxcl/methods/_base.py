@@ -236,7 +236,8 @@ class Method:
     def init_extra(self, model: nnx.Module, key: jax.Array) -> Any:
         """The extra pytree of the train state, from the freshly built model (default: none).
 
-        Runs under ``jax.jit`` (and ``jax.eval_shape``); ``key`` is the method's own.
+        Traced once under ``jax.make_jaxpr`` (the jitted init replays that trace); ``key`` is
+        the method's own.
         """
         del model, key
         return {}

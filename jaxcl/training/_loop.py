@@ -16,9 +16,10 @@ import numpy as np
 import optax
 from absl import logging
 from flax import nnx
+from jax.extend.core import jaxpr_as_fun
 from jax.sharding import NamedSharding, PartitionSpec
 
-from jaxcl import methods, models, optim
+from jaxcl import _tracing, methods, models, optim
 from jaxcl.training import (
     _checkpoint,
     _config,
@@ -109,7 +110,9 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> dict:
     mesh = _mesh.make_mesh(config.mesh.data)
     # Steps are traced under the mesh: a method's step may use jax.shard_map over the
     # 'data' axis (e.g. a queue split by rows, updated in place) without being handed it.
-    with jax.set_mesh(mesh):
+    # cheap_sharding_probes: flax's variable updates cost O(1) each while the steps trace,
+    # instead of a walk over everything traced so far (jaxcl._tracing).
+    with jax.set_mesh(mesh), _tracing.cheap_sharding_probes():
         return _run(config, workdir, method, mesh)
 
 
@@ -152,10 +155,6 @@ class Run:
             model = method.build(task.spec, rngs=nnx.Rngs(config.seed))
             return models.set_compute_dtype(model, config.model.compute_dtype)
 
-        abstract_model = nnx.eval_shape(build_model)
-        graphdef = nnx.graphdef(abstract_model)
-        abstract_model.eval()  # batch norm on running averages for evaluation
-        eval_graphdef = nnx.graphdef(abstract_model)
         if method.pretrains:
             o = config.optim
             schedule = optim.make_schedule(
@@ -170,24 +169,39 @@ class Run:
         extra_key = jax.random.fold_in(jax.random.key(config.seed), _EXTRA_KEY)
 
         patience = config.train.get("early_stopping_patience", 0) if method.pretrains else 0
+        graphdefs = {}
 
         def init_state():
             model = build_model()
+            graphdefs["train"] = nnx.graphdef(model)
             extra = method.init_extra(model, extra_key)
             _, params, model_state = nnx.split(model, nnx.Param, ...)
             state = TrainState.create(params, model_state, tx, extra)
             if patience:
                 state = dataclasses.replace(state, best=_early_stopping.init(params, model_state))
+            model.eval()  # batch norm on running averages for evaluation (after the split)
+            graphdefs["eval"] = nnx.graphdef(model)
             return state
 
-        abstract = jax.eval_shape(init_state)
+        # One trace of the model's construction gives the state's shapes, both graphdefs and
+        # the program that initialises the state: tracing builds the model in Python, which
+        # for a ResNet-50 takes seconds, and the jitted init below replays the jaxpr instead
+        # of tracing it again.
+        with _tracing.cheap_sharding_probes():
+            closed, abstract = jax.make_jaxpr(init_state, return_shape=True)()
+        treedef = jax.tree.structure(abstract)
+
+        def replay_init_state():
+            return jax.tree.unflatten(treedef, jaxpr_as_fun(closed)())
+
         shardings = state_shardings(abstract, mesh, method.extra_specs(abstract.extra))
         abstract = jax.tree.map(
             lambda x, s: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=s), abstract, shardings
         )
+        graphdef, eval_graphdef = graphdefs["train"], graphdefs["eval"]
         return cls(
             config, method, task, mesh, total_steps, graphdef, eval_graphdef, schedule, tx,
-            shardings, abstract, init_state,
+            shardings, abstract, replay_init_state,
         )  # fmt: skip
 
     def checkpointer(self, workdir: str) -> _checkpoint.Checkpointer:

@@ -1,0 +1,66 @@
+"""Tracing without the quadratic cost of flax NNX's ``sharding`` probes on tracers.
+
+flax NNX's ``Variable.set_value`` (flax 0.12) reads ``getattr(value, 'sharding', None)`` on
+every ``variable[...] = value``: each batch-norm update of the running averages, each key an
+``nnx.Rngs`` stream hands out (parameter initialisers draw one per parameter). Under a trace
+``value`` is a tracer, whose ``sharding`` property raises ``AttributeError``, and JAX (0.10)
+builds that error's message eagerly: it walks every equation traced so far to say where the
+tracer came from. ``getattr`` then discards the message. Tracing a model's step therefore
+costs O(number of probes x equations traced), quadratic in the model's depth: for MetAug's
+three ResNet-50s the probes were 69 s of a 258 s run (jax 0.10.2, flax 0.12.8, on CPU).
+Upstream: jax-ml/jax pull request 40041 removes the walk.
+
+:func:`cheap_sharding_probes` replaces the property, while the trainer traces, by one that
+raises the same ``AttributeError`` with the same first sentence and without the walk; only
+the error text differs (no "this value became a tracer due to ..." lines). It leaves JAX
+untouched where that property is not the one described above.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+from jax._src import core as _core
+
+_LOCK = threading.Lock()
+_DEPTH = 0
+_ORIGINAL = _core.Tracer.__dict__.get("sharding")
+
+
+def _sharding_without_origin(self):
+    raise AttributeError(f"The 'sharding' attribute is not available on {self._error_repr()}.")
+
+
+_PATCHED = property(_sharding_without_origin, doc="As JAX's, without the traced-origin walk.")
+
+
+def _patchable() -> bool:
+    return (
+        isinstance(_ORIGINAL, property)
+        and hasattr(_core.Tracer, "_origin_msg")
+        and hasattr(_core.Tracer, "_error_repr")
+    )
+
+
+@contextlib.contextmanager
+def cheap_sharding_probes():
+    """Within the block, ``getattr(tracer, 'sharding', None)`` costs O(1) (see the module).
+
+    Re-entrant and thread-safe: the property is restored when the outermost block exits.
+    """
+    global _DEPTH
+    if not _patchable():
+        yield
+        return
+    with _LOCK:
+        if _DEPTH == 0:
+            _core.Tracer.sharding = _PATCHED
+        _DEPTH += 1
+    try:
+        yield
+    finally:
+        with _LOCK:
+            _DEPTH -= 1
+            if _DEPTH == 0:
+                _core.Tracer.sharding = _ORIGINAL

@@ -1,0 +1,82 @@
+"""``jaxcl._tracing.cheap_sharding_probes``: flax's ``sharding`` probes on tracers without
+JAX's walk over everything traced so far (quadratic tracing otherwise)."""
+
+import contextlib
+
+import jax
+import jax.numpy as jnp
+import pytest
+from flax import nnx
+from jax._src import core as jax_core
+from jax._src.interpreters import partial_eval
+
+from jaxcl import _tracing, training
+from jaxcl.configs import esco_synthetic
+
+
+@pytest.fixture
+def walks(monkeypatch):
+    """How often JAX walked the traced equations to explain a tracer's origin."""
+    calls = []
+    original = partial_eval.JaxprStackFrame.find_progenitors
+
+    def counted(self, tracer):
+        calls.append(tracer)
+        return original(self, tracer)
+
+    monkeypatch.setattr(partial_eval.JaxprStackFrame, "find_progenitors", counted)
+    return calls
+
+
+def _bn_model_step():
+    """Keys drawn and a batch norm's running averages written under a trace (flax:
+    ``var[...] = value``)."""
+
+    def step(x):
+        bn = nnx.BatchNorm(4, rngs=nnx.Rngs(0))
+        return bn(nnx.Linear(4, 4, rngs=nnx.Rngs(1))(x)).sum()
+
+    return lambda: jax.make_jaxpr(step)(jnp.ones((8, 4)))
+
+
+def test_flax_updates_walk_the_trace_without_it_and_not_with_it(walks):
+    trace = _bn_model_step()
+    trace()
+    assert walks, "flax/JAX no longer probe .sharding this way: the workaround can go"
+    walks.clear()
+    with _tracing.cheap_sharding_probes():
+        trace()
+    assert walks == []
+
+
+def test_the_probe_raises_the_same_attribute_error_and_is_restored():
+    original = jax_core.Tracer.__dict__["sharding"]
+    seen = {}
+
+    def f(x):
+        with _tracing.cheap_sharding_probes():
+            with _tracing.cheap_sharding_probes():  # re-entrant
+                seen["inner"] = hasattr(x, "sharding")
+            seen["still_patched"] = jax_core.Tracer.__dict__["sharding"] is not original
+            with pytest.raises(AttributeError, match="The 'sharding' attribute is not available"):
+                x.sharding  # noqa: B018
+        return x
+
+    jax.make_jaxpr(f)(1.0)
+    assert seen == {"inner": False, "still_patched": True}
+    assert jax_core.Tracer.__dict__["sharding"] is original
+
+
+def test_training_traces_with_cheap_probes(walks, tmp_path, monkeypatch):
+    """The trainer's own traces (the init and the step) make no walk: the patch is on. The
+    same run without it walks (the parameter initialisers' keys)."""
+    config = esco_synthetic.make("simclr", "quick")
+    with config.unlocked():
+        config.train.epochs = 1
+    with monkeypatch.context() as m:
+        m.setattr(_tracing, "cheap_sharding_probes", contextlib.nullcontext)
+        training.train_and_evaluate(config, str(tmp_path / "without"))
+    assert walks
+    walks.clear()
+    training.train_and_evaluate(config, str(tmp_path / "with"))
+    assert walks == []
