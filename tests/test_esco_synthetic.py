@@ -148,6 +148,7 @@ def test_rows_train_and_evaluate_by_cross_validation(row, tmp_path):
     r = training.train_and_evaluate(_quick(row), str(tmp_path))
     assert 0.0 <= r["test_top1"] <= 1.0 and r["test_top1"] > 1.5 / 8  # above chance
     assert 0.0 <= r["fold_std"] < 0.2
+    assert -1.0 <= r["mean_cosine"] <= 1.0 and 0.0 <= r["view_sq_distance"] <= 4.0
     if row != "none":
         assert r["evaluated_epochs"] == [1, 2] and len(r["per_epoch_top1"]) == 2
         assert np.isfinite(r["final_loss"])
@@ -208,6 +209,48 @@ def test_degenerate_features_are_warned_about(monkeypatch):
         _paired_task.PairedTask(c, method, training.make_mesh())
     assert len(warnings) == 1 and "rounding noise" in warnings[0]  # only softmax everywhere
     assert "config.data.standardize=True" in warnings[0]
+
+
+def test_embedding_geometry_against_pairwise_numpy():
+    from jaxcl.training import _paired_task
+
+    rng = np.random.default_rng(0)
+    f, f_a, f_b = (rng.normal(size=(50, 6)) + 0.3 for _ in range(3))
+    g = _paired_task.embedding_geometry(f, f_a, f_b)
+    u = f / np.linalg.norm(f, axis=1, keepdims=True)
+    cosines = u @ u.T
+    off_diagonal = cosines[~np.eye(50, dtype=bool)]
+    np.testing.assert_allclose(g["mean_cosine"], off_diagonal.mean(), rtol=1e-12)
+    u_a, u_b = (v / np.linalg.norm(v, axis=1, keepdims=True) for v in (f_a, f_b))
+    expected = np.mean([np.sum((a - b) ** 2) for a, b in zip(u_a, u_b, strict=True)])
+    np.testing.assert_allclose(g["view_sq_distance"], expected, rtol=1e-12)
+    # One direction for every example (lengths differ): collapsed; identical views: 0 apart.
+    scaled = np.outer(rng.uniform(1, 2, 50), rng.normal(size=6))
+    g = _paired_task.embedding_geometry(scaled, f_a, f_a)
+    assert g["mean_cosine"] == pytest.approx(1.0, abs=1e-12) and g["view_sq_distance"] == 0
+
+
+def test_a_collapsed_encoder_is_reported_and_warned_about(monkeypatch):
+    """ESCo's rows at lam >= 1 collapse on the ReLU reading (every output one direction);
+    the cross-validated probe still scores them, so the task says so beside the score."""
+    from jaxcl.training import _paired_task
+
+    warnings = []
+    monkeypatch.setattr(_paired_task.logging, "warning", lambda *a: warnings.append(a[0] % a[1:]))
+    c = _quick()
+    task = _paired_task.PairedTask(c, methods.get("esco_pairs")(c), training.make_mesh())
+    direction = jax.numpy.linspace(1.0, 2.0, 16)
+
+    def collapsed(x):  # one direction, lengths and a 1e-4 wobble from the input
+        return direction * (1 + x[:, :1]) + 1e-4 * x[:, :16]
+
+    scores = task.evaluate(collapsed, epoch=3)
+    assert scores["mean_cosine"] > 0.999 and scores["view_sq_distance"] < 1e-6
+    assert len(warnings) == 1 and "epoch 3: the encoder has collapsed" in warnings[0]
+    centre = task.ds.x[:, :16].mean(axis=0)  # columns centred: spread over the sphere
+    scores = task.evaluate(lambda x: x[:, :16] - centre, epoch=4)
+    assert abs(scores["mean_cosine"]) < 0.05 and scores["view_sq_distance"] > 1e-3
+    assert len(warnings) == 1
 
 
 def test_gradient_check_finds_float32_noise_only_on_softmax_everywhere_raw(tmp_path):
@@ -272,6 +315,9 @@ def test_lambda_sweep_script_runs_and_plots(tmp_path):
     assert [(p["row"], p["lam"]) for p in record["points"]] == [("rff", 0.5), ("rff", 1.5)]
     assert record["features"] == "raw"
     assert all(0 < p["top1_mean"] <= 100 for p in record["points"])
+    for p in record["points"]:  # the encoder's geometry beside each point
+        assert len(p["mean_cosine"]) == len(p["final_loss"]) == len(p["collapsed"]) == 1
+        assert p["collapsed"] == [p["mean_cosine"][0] > 0.99]
 
     # synthetic_table.py on the same two runs: one setting, two lambdas, the sweep's numbers.
     table = _load_script("synthetic_table")
@@ -286,6 +332,23 @@ def test_lambda_sweep_script_runs_and_plots(tmp_path):
         assert r["mean"] == pytest.approx(p["top1_mean"]) and r["paper"] == 40.52
         assert r["setting"] == "2 epochs, lr 1e-05, raw relu-hidden softmax-output features"
     assert (tmp_path / "table" / "synthetic_table_t.png").stat().st_size > 1000
+    for r, p in zip(rows, record["points"], strict=True):
+        assert r["mean_cosine"] == p["mean_cosine"] and r["final_loss"] == p["final_loss"]
+        assert r["collapsed"] == p["collapsed"]
+    # A run from before results.json had the geometry: measured from its final checkpoint,
+    # the same numbers the run reported.
+    reported = json.loads((Path(runs[1]) / "results.json").read_text())
+    older = tmp_path / "older_run"
+    shutil.copytree(runs[1], older)
+    stripped = {k: v for k, v in reported.items() if k not in ("mean_cosine", "view_sq_distance")}
+    (older / "results.json").write_text(json.dumps(stripped))
+    table.main(["--runs", str(older), "--out", str(tmp_path / "older")])
+    (row,) = json.loads((tmp_path / "older" / "synthetic_table.json").read_text())["rows"]
+    assert row["mean_cosine"] == [None] and row["collapsed"] == [None]
+    table.main(["--runs", str(older), "--out", str(tmp_path / "older"), "--measure-geometry"])
+    (row,) = json.loads((tmp_path / "older" / "synthetic_table.json").read_text())["rows"]
+    np.testing.assert_allclose(row["mean_cosine"], [reported["mean_cosine"]], atol=1e-6)
+    np.testing.assert_allclose(row["view_sq_distance"], [reported["view_sq_distance"]], rtol=1e-4)
     # One workdir given twice is one run; two runs of one seed and setting are an error.
     table.main(["--runs", runs[0], runs[0], "--out", str(tmp_path / "once")])
     once = json.loads((tmp_path / "once" / "synthetic_table.json").read_text())["rows"]

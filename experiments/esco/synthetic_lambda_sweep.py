@@ -48,6 +48,7 @@ import time
 from pathlib import Path
 
 KERNELS = {"simclr": "exact", "rff": "rff", "sorf": "sorf"}
+COLLAPSED_COSINE = 0.99  # as jaxcl.training's paired task warns
 
 
 def _point(
@@ -87,6 +88,24 @@ def _point(
     return training.train_and_evaluate(c, str(workdir))
 
 
+def _with_geometry(result: dict, workdir: Path) -> dict:
+    """``result`` with the encoder's ``mean_cosine`` and ``view_sq_distance``: as the run
+    reported them, or measured from its final checkpoint (runs from before the key)."""
+    if result.get("mean_cosine") is None:
+        result = {**result, **_table().measure_geometry(str(workdir))}
+    return result
+
+
+def _table():
+    import importlib.util
+
+    path = Path(__file__).with_name("synthetic_table.py")
+    spec = importlib.util.spec_from_file_location("synthetic_table", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _plot(points: list[dict], path: Path, features: str) -> None:
     import matplotlib
 
@@ -103,15 +122,18 @@ def _plot(points: list[dict], path: Path, features: str) -> None:
         mean = np.array([p["top1_mean"] for p in mine])
         std = np.array([p["top1_std"] for p in mine])
         label = {"simclr": "SimCLR + trade-off (exact)", "rff": "ESCo-RFF", "sorf": "ESCo-SORF"}
-        ax.plot(lams, mean, "o-", color=color, label=label[row])
+        ax.plot(lams, mean, "-", color=color, label=label[row])
         ax.fill_between(lams, mean - std, mean + std, color=color, alpha=0.15)
+        for p, m in zip(mine, mean, strict=True):  # hollow: a seed's encoder collapsed
+            hollow = any(p.get("collapsed", ()))
+            ax.plot([p["lam"]], [m], "o", color=color, mfc="white" if hollow else color)
         lam_paper = esco_synthetic.ROWS[row]["lam"]
         ax.plot([lam_paper], [esco_synthetic.PAPER_TOP1[row]], "*", color=color, ms=12)
     ax.set_xlabel("trade-off lambda")
     ax.set_ylabel("10-fold CV accuracy (%)")
     ax.set_title(
         f"ESCo synthetic data, {features} features: accuracy vs lambda\n"
-        "(stars: the paper's Table 1)",
+        "(stars: the paper's Table 1; hollow circles: collapsed encoders)",
         fontsize=10,
     )
     ax.grid(alpha=0.3)
@@ -147,25 +169,38 @@ def main() -> None:
     points, start = [], time.time()
     for row in rows:
         for lam in lams:
-            tops = []
+            tops, losses, cosines = [], [], []
+            standardize = args.features == "standardized"
             for seed in range(args.seeds):
-                r = _point(row, lam, seed, variant, out, args.features == "standardized")
+                r = _point(row, lam, seed, variant, out, standardize)
+                suffix = "_standardized" if standardize else ""
+                r = _with_geometry(r, out / f"{row}_lam{lam:g}{suffix}" / f"seed_{seed}")
                 tops.append(100 * r["test_top1"])
+                losses.append(r["final_loss"])
+                cosines.append(r["mean_cosine"])
+                collapsed = " COLLAPSED" if cosines[-1] > COLLAPSED_COSINE else ""
                 print(
-                    f"[sweep] {row} lam={lam:g} seed={seed}: {tops[-1]:.2f}% "
-                    f"({time.time() - start:.0f} s so far)",
+                    f"[sweep] {row} lam={lam:g} seed={seed}: {tops[-1]:.2f}%, final loss"
+                    f" {losses[-1]:.5f}, mean cosine {cosines[-1]:.6f}{collapsed}"
+                    f" ({time.time() - start:.0f} s so far)",
                     flush=True,
                 )
             mean = sum(tops) / len(tops)
             std = (sum((t - mean) ** 2 for t in tops) / len(tops)) ** 0.5
-            points.append(dict(row=row, lam=lam, top1=tops, top1_mean=mean, top1_std=std))
+            points.append(
+                dict(row=row, lam=lam, top1=tops, top1_mean=mean, top1_std=std,
+                     final_loss=losses, mean_cosine=cosines,
+                     collapsed=[c > COLLAPSED_COSINE for c in cosines])
+            )  # fmt: skip
     record = dict(variant=args.variant, features=args.features, seeds=args.seeds, points=points,
                   wall_seconds=time.time() - start)  # fmt: skip
     (out / "lambda_sweep.json").write_text(json.dumps(record, indent=2) + "\n")
     _plot(points, out / "lambda_sweep.png", args.features)
     print(f"[sweep] wrote {out / 'lambda_sweep.json'} and {out / 'lambda_sweep.png'}")
     for p in points:
-        print(f"{p['row']:>7} lam={p['lam']:<4g} {p['top1_mean']:.2f} ± {p['top1_std']:.2f}")
+        collapsed = sum(p["collapsed"])
+        note = f"  ({collapsed} of {len(p['collapsed'])} collapsed)" if collapsed else ""
+        print(f"{p['row']:>7} lam={p['lam']:<4g} {p['top1_mean']:.2f} ± {p['top1_std']:.2f}{note}")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,15 @@ accuracy against epochs, one colour per kernel, one panel per setting)::
 Runs whose workdirs are gone can be carried over from an earlier table's JSON, which keeps
 every run it summarised: ``--from-table experiments/esco/results/synthetic_table_x.json``
 (with or without ``--runs``; a seed that appears twice in one setting is an error).
+
+Beside the accuracy each setting gets the final loss and what the paired task measures of
+the encoder's normalised outputs (``mean_cosine`` between examples, ``view_sq_distance``
+between an example's views; ``embedding_geometry`` in ``jaxcl/training/_paired_task.py``).
+A run whose mean cosine exceeds 0.99 has collapsed: every example maps to nearly one point,
+and the cross-validated probe then reads what is left of the differences after
+standardising each feature, so its accuracy is no measure of the objective. Runs that
+predate these keys in ``results.json`` are measured from their final checkpoint with
+``--measure-geometry``.
 """
 
 from __future__ import annotations
@@ -61,7 +70,34 @@ def read_run(workdir: str) -> dict:
         "curve_epochs": list(results.get("evaluated_epochs") or []),
         "curve_top1": [100.0 * float(a) for a in results.get("per_epoch_top1") or []],
         "pretrain_seconds": float(results.get("pretrain_seconds", float("nan"))),
+        "final_loss": results.get("final_loss"),  # None for the random encoder
+        # None for runs from before the paired task measured them (see --measure-geometry).
+        "mean_cosine": results.get("mean_cosine"),
+        "view_sq_distance": results.get("view_sq_distance"),
     }
+
+
+def measure_geometry(workdir: str) -> dict:
+    """``mean_cosine`` and ``view_sq_distance`` of a finished run's encoder, from its final
+    checkpoint (for runs from before the paired task reported them)."""
+    import jax
+    import ml_collections
+    import numpy as np
+
+    from jaxcl import training
+    from jaxcl.training import _paired_task, _tabular_task
+
+    with open(os.path.join(workdir, "config.json")) as f:
+        config = ml_collections.ConfigDict(json.load(f))
+    run, state = training.load_run(config, workdir)
+    model, ds = run.model(state), run.task.ds
+    with jax.set_mesh(run.mesh):
+        features = jax.jit(lambda x: run.method.features(model, x))
+        f, f_a, f_b = (
+            _tabular_task.rows_in_batches(features, np.asarray(x, np.float32), run.mesh)
+            for x in (ds.x, ds.x_a, ds.x_b)
+        )
+    return _paired_task.embedding_geometry(f, f_a, f_b)
 
 
 def runs_from_table(path: str) -> list[dict]:
@@ -147,15 +183,44 @@ def summarize(runs: list[dict]) -> list[dict]:
                 "seeds": seeds,
                 "per_seed": values,
                 "pretrain_minutes": [m["pretrain_seconds"] / 60 for m in members],
+                "final_loss": [m.get("final_loss") for m in members],
+                "mean_cosine": [m.get("mean_cosine") for m in members],
+                "view_sq_distance": [m.get("view_sq_distance") for m in members],
+                "collapsed": [_collapsed(m) for m in members],
             }
         )
     return out
 
 
+COLLAPSED_COSINE = 0.99  # as jaxcl.training's paired task warns
+
+
+def _collapsed(run: dict) -> bool | None:
+    """Whether the run's encoder collapsed (None: not measured)."""
+    cosine = run.get("mean_cosine")
+    return None if cosine is None else cosine > COLLAPSED_COSINE
+
+
+def _geometry(r: dict) -> str:
+    """The setting's mean cosine and view distance over its seeds, and how many collapsed."""
+    measured = [(c, v) for c, v in zip(r["mean_cosine"], r["view_sq_distance"], strict=True)
+                if c is not None]  # fmt: skip
+    if not measured:
+        return "not measured"
+    cosine = statistics.fmean(c for c, _ in measured)
+    distance = statistics.fmean(v for _, v in measured)
+    collapsed = sum(bool(c) for c in r["collapsed"] if c is not None)
+    text = f"{cosine:.6f} / {distance:.2g}"
+    if collapsed:
+        text += f", **{collapsed} of {len(measured)} collapsed**"
+    return text
+
+
 def markdown(rows: list[dict]) -> str:
     lines = [
-        "| setting | row (lambda) | paper | jaxcl, mean ± std | per seed | pretrain min |",
-        "|---|---|---|---|---|---|",
+        "| setting | row (lambda) | paper | jaxcl, mean ± std | per seed | pretrain min "
+        "| final loss | mean cosine / view distance |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         std = "" if r["std"] != r["std"] else f" ± {r['std']:.2f}"
@@ -165,9 +230,10 @@ def markdown(rows: list[dict]) -> str:
             f"{v:.2f} (s{s})" for v, s in zip(r["per_seed"], r["seeds"], strict=True)
         )
         minutes = ", ".join(f"{m:.1f}" for m in r["pretrain_minutes"])
+        loss = ", ".join("-" if v is None else f"{v:.5f}" for v in r["final_loss"])
         lines.append(
             f"| {r['setting']} | {r['row']}{lam} | {paper} | {r['mean']:.2f}{std} "
-            f"| {per_seed} | {minutes} |"
+            f"| {per_seed} | {minutes} | {loss} | {_geometry(r)} |"
         )
     return "\n".join(lines)
 
@@ -228,11 +294,20 @@ def main(argv=None) -> None:
         help="earlier synthetic_table*.json files whose runs are included as recorded there",
     )
     parser.add_argument("--tag", default="", help="suffix of the output files' names")
+    parser.add_argument(
+        "--measure-geometry",
+        action="store_true",
+        help="measure mean_cosine and view_sq_distance from the final checkpoint of --runs"
+        " whose results.json lacks them",
+    )
     parser.add_argument("--out", default=os.path.join(HERE, "results"))
     args = parser.parse_args(argv)
     if not args.runs and not args.from_table:
         parser.error("give --runs, --from-table or both")
     runs = [read_run(w) for w in args.runs]
+    for run in runs:
+        if args.measure_geometry and run["mean_cosine"] is None and run["row"] != "none":
+            run.update(measure_geometry(run["workdir"]))
     for path in args.from_table:
         runs += runs_from_table(path)
     runs = _drop_repeated(runs)

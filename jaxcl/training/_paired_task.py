@@ -69,6 +69,33 @@ def relative_spread(x: np.ndarray) -> float:
     return float(np.median(ratio)) if ratio.size else 0.0
 
 
+# Above this mean pairwise cosine of the normalised embeddings the encoder maps every
+# example to (nearly) one point: ESCo's synthetic runs at lam >= 1 end at 0.999999.
+COLLAPSED_COSINE = 0.99
+
+
+def embedding_geometry(f, f_a, f_b) -> dict:
+    """What the contrastive loss sees of the encoder's outputs, l2-normalised (float64):
+
+    - ``mean_cosine``: mean cosine between two different examples' embeddings (``f``), from
+      ``||sum_i u_i||^2 = n + sum_{i != j} u_i . u_j`` in O(n d); 1 when all coincide
+      (collapse), about 0 when they are spread over the sphere;
+    - ``view_sq_distance``: mean ``||u_a - u_b||^2`` between the two views of an example
+      (``f_a``, ``f_b``), the alignment term of ESCo's loss (Eq. 9) before ``lam``: 0 when
+      the views coincide, 2 for orthogonal views.
+    """
+
+    def unit(v):
+        v = np.asarray(v, np.float64)
+        return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-300)
+
+    u = unit(f)
+    n, total = len(u), u.sum(axis=0)
+    mean_cosine = (total @ total - n) / (n * (n - 1)) if n > 1 else 1.0
+    view_sq_distance = ((unit(f_a) - unit(f_b)) ** 2).sum(axis=1).mean()
+    return {"mean_cosine": float(mean_cosine), "view_sq_distance": float(view_sq_distance)}
+
+
 class PairedTask(RowBatches):
     """Batches ``Batch(x=[batch, 2, features], y)`` of both views; the frozen encoder's
     features of the examples ``x`` judged by ``eval.folds``-fold cross-validated logistic
@@ -117,6 +144,21 @@ class PairedTask(RowBatches):
 
     def evaluate(self, features_fn, epoch: int) -> dict:
         f = rows_in_batches(features_fn, self.ds.x, self.mesh).astype(np.float64)
+        geometry = embedding_geometry(
+            f,
+            rows_in_batches(features_fn, self.ds.x_a, self.mesh),
+            rows_in_batches(features_fn, self.ds.x_b, self.mesh),
+        )
+        if geometry["mean_cosine"] > COLLAPSED_COSINE:
+            logging.warning(
+                "%s, epoch %d: the encoder has collapsed: its l2-normalised outputs have mean"
+                " pairwise cosine %.6f (1 = one point for all examples). The linear probe"
+                " below reads what is left of their differences after standardising each"
+                " feature; its accuracy is not that of a trained representation.",
+                self.name,
+                epoch,
+                geometry["mean_cosine"],
+            )
         # Standardised with the statistics of all examples (no labels involved), so that
         # one learning rate suits every encoder's scale.
         f = (f - f.mean(axis=0)) / np.where(f.std(axis=0) > 0, f.std(axis=0), 1.0)
@@ -130,7 +172,7 @@ class PairedTask(RowBatches):
             learning_rate=cfg.linear_lr,
             seed=self.config.seed,
         )
-        return {"cv_top1": float(r["mean"]), "cv_top1_std": float(r["std"])}
+        return {"cv_top1": float(r["mean"]), "cv_top1_std": float(r["std"]), **geometry}
 
     def final(self, features_fn, logits_fn, history: list[dict]) -> dict:
         del logits_fn
@@ -143,6 +185,8 @@ class PairedTask(RowBatches):
         return {
             "test_top1": last["cv_top1"],
             "fold_std": last["cv_top1_std"],
+            "mean_cosine": last["mean_cosine"],
+            "view_sq_distance": last["view_sq_distance"],
             "per_epoch_top1": curve,
             "evaluated_epochs": [h["epoch"] for h in done],
         }
