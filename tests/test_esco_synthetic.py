@@ -228,6 +228,10 @@ def test_embedding_geometry_against_pairwise_numpy():
     scaled = np.outer(rng.uniform(1, 2, 50), rng.normal(size=6))
     g = _paired_task.embedding_geometry(scaled, f_a, f_a)
     assert g["mean_cosine"] == pytest.approx(1.0, abs=1e-12) and g["view_sq_distance"] == 0
+    # All-zero outputs have no direction: left out, and none left is NaN (warned about).
+    half = np.concatenate([scaled[:25], np.zeros((25, 6))])
+    assert _paired_task.embedding_geometry(half, f_a, f_b)["mean_cosine"] == pytest.approx(1.0)
+    assert np.isnan(_paired_task.embedding_geometry(0 * f, f_a, f_b)["mean_cosine"])
 
 
 def test_a_collapsed_encoder_is_reported_and_warned_about(monkeypatch):
@@ -251,6 +255,12 @@ def test_a_collapsed_encoder_is_reported_and_warned_about(monkeypatch):
     scores = task.evaluate(lambda x: x[:, :16] - centre, epoch=4)
     assert abs(scores["mean_cosine"]) < 0.05 and scores["view_sq_distance"] > 1e-3
     assert len(warnings) == 1
+    # A history from before the keys (a rerun of an older workdir): the last epoch evaluated
+    # again rather than a KeyError.
+    epochs = c.train.epochs
+    old = [{"epoch": epochs, "cv_top1": 0.5, "cv_top1_std": 0.0}]
+    final = task.final(lambda x: x[:, :16] - centre, None, old)
+    assert final["mean_cosine"] == pytest.approx(scores["mean_cosine"])
 
 
 def test_gradient_check_finds_float32_noise_only_on_softmax_everywhere_raw(tmp_path):
@@ -342,6 +352,9 @@ def test_lambda_sweep_script_runs_and_plots(tmp_path):
     shutil.copytree(runs[1], older)
     stripped = {k: v for k, v in reported.items() if k not in ("mean_cosine", "view_sq_distance")}
     (older / "results.json").write_text(json.dumps(stripped))
+    config = json.loads((older / "config.json").read_text())  # and from before these keys
+    del config["method"]["redraw_features"], config["method"]["esco_negatives"]
+    (older / "config.json").write_text(json.dumps(config))
     table.main(["--runs", str(older), "--out", str(tmp_path / "older")])
     (row,) = json.loads((tmp_path / "older" / "synthetic_table.json").read_text())["rows"]
     assert row["mean_cosine"] == [None] and row["collapsed"] == [None]

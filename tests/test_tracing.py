@@ -49,21 +49,32 @@ def test_flax_updates_walk_the_trace_without_it_and_not_with_it(walks):
     assert walks == []
 
 
-def test_the_probe_raises_the_same_attribute_error_and_is_restored():
+def test_the_probe_answers_as_before_and_the_property_is_restored():
+    """hasattr / getattr give the same answers and the error the same text as without the
+    patch (JAX's ``Tracer.__getattr__`` words it either way); the property comes back."""
     original = jax_core.Tracer.__dict__["sharding"]
     seen = {}
 
+    def message(x):
+        with pytest.raises(AttributeError) as err:
+            x.sharding  # noqa: B018
+        return str(err.value)
+
     def f(x):
+        seen["plain"] = message(x)
         with _tracing.cheap_sharding_probes():
             with _tracing.cheap_sharding_probes():  # re-entrant
-                seen["inner"] = hasattr(x, "sharding")
+                seen["inner"] = (hasattr(x, "sharding"), getattr(x, "sharding", None))
             seen["still_patched"] = jax_core.Tracer.__dict__["sharding"] is not original
-            with pytest.raises(AttributeError, match="The 'sharding' attribute is not available"):
-                x.sharding  # noqa: B018
+            seen["patched"] = message(x)
         return x
 
     jax.make_jaxpr(f)(1.0)
-    assert seen == {"inner": False, "still_patched": True}
+    assert seen["inner"] == (False, None) and seen["still_patched"]
+    assert seen["patched"] == seen["plain"] and "'sharding' attribute" in seen["plain"]
+    assert jax_core.Tracer.__dict__["sharding"] is original
+    with pytest.raises(RuntimeError), _tracing.cheap_sharding_probes():  # restored on errors
+        raise RuntimeError
     assert jax_core.Tracer.__dict__["sharding"] is original
 
 

@@ -92,8 +92,16 @@ def _with_geometry(result: dict, workdir: Path) -> dict:
     """``result`` with the encoder's ``mean_cosine`` and ``view_sq_distance``: as the run
     reported them, or measured from its final checkpoint (runs from before the key)."""
     if result.get("mean_cosine") is None:
-        result = {**result, **_table().measure_geometry(str(workdir))}
+        try:
+            result = {**result, **_table().measure_geometry(str(workdir))}
+        except FileNotFoundError as err:  # its checkpoints were deleted: not measured
+            print(f"[sweep] {workdir}: geometry not measured ({err})", flush=True)
+            result = {**result, "mean_cosine": None}
     return result
+
+
+def _shown(cosine) -> str:
+    return "not measured" if cosine is None else f"{cosine:.6f}"
 
 
 def _table():
@@ -178,10 +186,11 @@ def main() -> None:
                 tops.append(100 * r["test_top1"])
                 losses.append(r["final_loss"])
                 cosines.append(r["mean_cosine"])
-                collapsed = " COLLAPSED" if cosines[-1] > COLLAPSED_COSINE else ""
+                cosine = cosines[-1]
+                collapsed = " COLLAPSED" if cosine is not None and cosine > COLLAPSED_COSINE else ""
                 print(
                     f"[sweep] {row} lam={lam:g} seed={seed}: {tops[-1]:.2f}%, final loss"
-                    f" {losses[-1]:.5f}, mean cosine {cosines[-1]:.6f}{collapsed}"
+                    f" {losses[-1]:.5f}, mean cosine {_shown(cosine)}{collapsed}"
                     f" ({time.time() - start:.0f} s so far)",
                     flush=True,
                 )
@@ -190,7 +199,7 @@ def main() -> None:
             points.append(
                 dict(row=row, lam=lam, top1=tops, top1_mean=mean, top1_std=std,
                      final_loss=losses, mean_cosine=cosines,
-                     collapsed=[c > COLLAPSED_COSINE for c in cosines])
+                     collapsed=[None if c is None else c > COLLAPSED_COSINE for c in cosines])
             )  # fmt: skip
     record = dict(variant=args.variant, features=args.features, seeds=args.seeds, points=points,
                   wall_seconds=time.time() - start)  # fmt: skip
@@ -198,7 +207,7 @@ def main() -> None:
     _plot(points, out / "lambda_sweep.png", args.features)
     print(f"[sweep] wrote {out / 'lambda_sweep.json'} and {out / 'lambda_sweep.png'}")
     for p in points:
-        collapsed = sum(p["collapsed"])
+        collapsed = sum(bool(c) for c in p["collapsed"])
         note = f"  ({collapsed} of {len(p['collapsed'])} collapsed)" if collapsed else ""
         print(f"{p['row']:>7} lam={p['lam']:<4g} {p['top1_mean']:.2f} ± {p['top1_std']:.2f}{note}")
 

@@ -23,7 +23,7 @@ A run whose mean cosine exceeds 0.99 has collapsed: every example maps to nearly
 and the cross-validated probe then reads what is left of the differences after
 standardising each feature, so its accuracy is no measure of the objective. Runs that
 predate these keys in ``results.json`` are measured from their final checkpoint with
-``--measure-geometry``.
+``--measure-geometry`` (given with ``--runs``; the random encoder keeps no checkpoint).
 """
 
 from __future__ import annotations
@@ -87,8 +87,8 @@ def measure_geometry(workdir: str) -> dict:
     from jaxcl import training
     from jaxcl.training import _paired_task, _tabular_task
 
-    with open(os.path.join(workdir, "config.json")) as f:
-        config = ml_collections.ConfigDict(json.load(f))
+    with open(os.path.join(workdir, "config.json")) as f:  # keys added since: their defaults
+        config = training.conform(ml_collections.ConfigDict(json.load(f)))
     run, state = training.load_run(config, workdir)
     model, ds = run.model(state), run.task.ds
     with jax.set_mesh(run.mesh):
@@ -298,7 +298,8 @@ def main(argv=None) -> None:
         "--measure-geometry",
         action="store_true",
         help="measure mean_cosine and view_sq_distance from the final checkpoint of --runs"
-        " whose results.json lacks them",
+        " whose results.json lacks them (not the random encoder's runs, which keep no"
+        " checkpoint, nor runs read from --from-table)",
     )
     parser.add_argument("--out", default=os.path.join(HERE, "results"))
     args = parser.parse_args(argv)

@@ -110,8 +110,9 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> dict:
     mesh = _mesh.make_mesh(config.mesh.data)
     # Steps are traced under the mesh: a method's step may use jax.shard_map over the
     # 'data' axis (e.g. a queue split by rows, updated in place) without being handed it.
-    # cheap_sharding_probes: flax's variable updates cost O(1) each while the steps trace,
-    # instead of a walk over everything traced so far (jaxcl._tracing).
+    # cheap_sharding_probes (process-wide, for the whole run): flax's variable writes cost
+    # O(1) each while the steps trace, not a walk over everything traced so far
+    # (jaxcl._tracing).
     with jax.set_mesh(mesh), _tracing.cheap_sharding_probes():
         return _run(config, workdir, method, mesh)
 
@@ -173,9 +174,8 @@ class Run:
 
         def init_state():
             model = build_model()
-            graphdefs["train"] = nnx.graphdef(model)
             extra = method.init_extra(model, extra_key)
-            _, params, model_state = nnx.split(model, nnx.Param, ...)
+            graphdefs["train"], params, model_state = nnx.split(model, nnx.Param, ...)
             state = TrainState.create(params, model_state, tx, extra)
             if patience:
                 state = dataclasses.replace(state, best=_early_stopping.init(params, model_state))
@@ -185,8 +185,8 @@ class Run:
 
         # One trace of the model's construction gives the state's shapes, both graphdefs and
         # the program that initialises the state: tracing builds the model in Python, which
-        # for a ResNet-50 takes seconds, and the jitted init below replays the jaxpr instead
-        # of tracing it again.
+        # for a ResNet-50 takes seconds, and `jax.jit(run.init_state, ...)` (in `_run`, in
+        # the benchmarks) replays the jaxpr instead of tracing the construction again.
         with _tracing.cheap_sharding_probes():
             closed, abstract = jax.make_jaxpr(init_state, return_shape=True)()
         treedef = jax.tree.structure(abstract)

@@ -79,7 +79,8 @@ def embedding_geometry(f, f_a, f_b) -> dict:
 
     - ``mean_cosine``: mean cosine between two different examples' embeddings (``f``), from
       ``||sum_i u_i||^2 = n + sum_{i != j} u_i . u_j`` in O(n d); 1 when all coincide
-      (collapse), about 0 when they are spread over the sphere;
+      (collapse), about 0 when they are spread over the sphere (over the examples with a
+      non-zero output; NaN when fewer than two have one);
     - ``view_sq_distance``: mean ``||u_a - u_b||^2`` between the two views of an example
       (``f_a``, ``f_b``), the alignment term of ESCo's loss (Eq. 9) before ``lam``: 0 when
       the views coincide, 2 for orthogonal views.
@@ -90,9 +91,10 @@ def embedding_geometry(f, f_a, f_b) -> dict:
         return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-300)
 
     u = unit(f)
+    u = u[np.any(u != 0, axis=1)]  # an all-zero output has no direction
     n, total = len(u), u.sum(axis=0)
-    mean_cosine = (total @ total - n) / (n * (n - 1)) if n > 1 else 1.0
-    view_sq_distance = ((unit(f_a) - unit(f_b)) ** 2).sum(axis=1).mean()
+    mean_cosine = (total @ total - n) / (n * (n - 1)) if n > 1 else float("nan")
+    view_sq_distance = ((unit(f_a) - unit(f_b)) ** 2).sum(axis=1).mean() if len(f_a) else np.nan
     return {"mean_cosine": float(mean_cosine), "view_sq_distance": float(view_sq_distance)}
 
 
@@ -149,10 +151,11 @@ class PairedTask(RowBatches):
             rows_in_batches(features_fn, self.ds.x_a, self.mesh),
             rows_in_batches(features_fn, self.ds.x_b, self.mesh),
         )
-        if geometry["mean_cosine"] > COLLAPSED_COSINE:
+        if geometry["mean_cosine"] > COLLAPSED_COSINE or np.isnan(geometry["mean_cosine"]):
             logging.warning(
                 "%s, epoch %d: the encoder has collapsed: its l2-normalised outputs have mean"
-                " pairwise cosine %.6f (1 = one point for all examples). The linear probe"
+                " pairwise cosine %.6f (1 = one point for all examples; nan = no direction,"
+                " the outputs are zero). The linear probe"
                 " below reads what is left of their differences after standardising each"
                 " feature; its accuracy is not that of a trained representation.",
                 self.name,
@@ -180,7 +183,8 @@ class PairedTask(RowBatches):
         done = [h for h in history if "cv_top1" in h]
         # The last epoch's evaluation when it ran already (eval_every_epochs divides epochs).
         last = done[-1] if done and done[-1]["epoch"] == epochs else None
-        last = last or self.evaluate(features_fn, epochs)
+        if last is None or "mean_cosine" not in last:  # or from a run before the key
+            last = self.evaluate(features_fn, epochs)
         curve = [h["cv_top1"] for h in done]
         return {
             "test_top1": last["cv_top1"],
