@@ -312,7 +312,7 @@ def test_paper_and_cpu_configs():
         cfg_lib.make("moco")
 
 
-def test_lambda_sweep_script_runs_and_plots(tmp_path):
+def test_lambda_sweep_script_runs_and_plots(tmp_path, monkeypatch):
     script = REPO / "experiments" / "esco" / "synthetic_lambda_sweep.py"
     out = subprocess.run(
         [sys.executable, str(script), "--variant", "quick", "--lams", "0.5,1.5",
@@ -401,8 +401,21 @@ def test_lambda_sweep_script_runs_and_plots(tmp_path):
     with pytest.raises(SystemExit, match="--from-table .*no 'runs' list"):
         table.main(["--from-table", str(tmp_path / "lambda_sweep.json"), "--out", str(tmp_path)])
 
-    # The sweep reads a finished point back only if it trained as the sweep's rows do.
+    # --finished-only trains nothing: the finished points, with the seeds that finished.
     sweep = _load_script("synthetic_lambda_sweep")
+    summary_out = tmp_path / "summary"
+    shutil.copytree(tmp_path / "rff_lam0.5", summary_out / "rff_lam0.5")
+    argv = ["sweep", "--variant", "quick", "--rows", "rff,sorf", "--lams", "0.5,1",
+            "--seeds", "2", "--out", str(summary_out), "--finished-only"]  # fmt: skip
+    monkeypatch.setattr(sys, "argv", argv)
+    sweep.main()
+    points = json.loads((summary_out / "lambda_sweep.json").read_text())["points"]
+    assert [(p["row"], p["lam"], p["seeds"]) for p in points] == [("rff", 0.5, [0])]
+    assert sorted(p.name for p in summary_out.iterdir()) == [
+        "lambda_sweep.json", "lambda_sweep.png", "rff_lam0.5"
+    ]  # fmt: skip
+
+    # The sweep reads a finished point back only if it trained as the sweep's rows do.
     point = sweep._point("rff", 0.5, 0, "quick", tmp_path, False)
     assert point["test_top1"] == pytest.approx(record["runs"][0]["top1"] / 100)
     saved = json.loads((tmp_path / "rff_lam0.5" / "seed_0" / "config.json").read_text())

@@ -3,6 +3,8 @@ ESCo-SORF and SimCLR with the same trade-off term (the exact kernel).
 
     python experiments/esco/synthetic_lambda_sweep.py --variant cpu --out /tmp/esco_lambda
     python experiments/esco/synthetic_lambda_sweep.py --variant quick --lams 0.5,1.5  # smoke
+    python experiments/esco/synthetic_lambda_sweep.py --out /tmp/esco_lambda --seeds 3 \
+        --lams 0.5,0.6,0.7,0.8,0.9,1,1.5,2 --finished-only   # whatever has finished there
 
 Each point is one run of :mod:`jaxcl.configs.esco_synthetic`'s row at that lambda (seeds
 ``--seeds``), trained in ``--out/<kernel>_lam<lambda>/seed_<k>`` (``..._standardized/``
@@ -165,6 +167,12 @@ def main() -> None:
         "or each column standardised (data.standardize)",
     )
     parser.add_argument("--out", required=True)
+    parser.add_argument(
+        "--finished-only",
+        action="store_true",
+        help="train nothing: summarise the points (and seeds) already finished in --out, so"
+        " that rows swept over different lambdas or seeds share one record and plot",
+    )
     args = parser.parse_args()
     variant = None if args.variant == "paper" else args.variant
     lams = [float(v) for v in args.lams.split(",")]
@@ -177,12 +185,15 @@ def main() -> None:
     points, start = [], time.time()
     for row in rows:
         for lam in lams:
-            tops, losses, cosines = [], [], []
+            tops, losses, cosines, seeds = [], [], [], []
             standardize = args.features == "standardized"
+            suffix = "_standardized" if standardize else ""
             for seed in range(args.seeds):
-                r = _point(row, lam, seed, variant, out, standardize)
-                suffix = "_standardized" if standardize else ""
-                r = _with_geometry(r, out / f"{row}_lam{lam:g}{suffix}" / f"seed_{seed}")
+                workdir = out / f"{row}_lam{lam:g}{suffix}" / f"seed_{seed}"
+                if args.finished_only and not (workdir / "results.json").exists():
+                    continue
+                r = _with_geometry(_point(row, lam, seed, variant, out, standardize), workdir)
+                seeds.append(seed)
                 tops.append(100 * r["test_top1"])
                 losses.append(r["final_loss"])
                 cosines.append(r["mean_cosine"])
@@ -194,10 +205,12 @@ def main() -> None:
                     f" ({time.time() - start:.0f} s so far)",
                     flush=True,
                 )
+            if not tops:  # --finished-only and no seed of this point has finished
+                continue
             mean = sum(tops) / len(tops)
             std = (sum((t - mean) ** 2 for t in tops) / len(tops)) ** 0.5
             points.append(
-                dict(row=row, lam=lam, top1=tops, top1_mean=mean, top1_std=std,
+                dict(row=row, lam=lam, seeds=seeds, top1=tops, top1_mean=mean, top1_std=std,
                      final_loss=losses, mean_cosine=cosines,
                      collapsed=[None if c is None else c > COLLAPSED_COSINE for c in cosines])
             )  # fmt: skip

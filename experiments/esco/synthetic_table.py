@@ -230,7 +230,7 @@ def markdown(rows: list[dict]) -> str:
             f"{v:.2f} (s{s})" for v, s in zip(r["per_seed"], r["seeds"], strict=True)
         )
         minutes = ", ".join(f"{m:.1f}" for m in r["pretrain_minutes"])
-        loss = ", ".join("-" if v is None else f"{v:.5f}" for v in r["final_loss"])
+        loss = ", ".join("-" if v is None or v != v else f"{v:.5f}" for v in r["final_loss"])
         lines.append(
             f"| {r['setting']} | {r['row']}{lam} | {paper} | {r['mean']:.2f}{std} "
             f"| {per_seed} | {minutes} | {loss} | {_geometry(r)} |"
