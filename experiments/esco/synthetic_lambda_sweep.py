@@ -116,7 +116,7 @@ def _table():
     return module
 
 
-def _plot(points: list[dict], path: Path, features: str) -> None:
+def _plot(points: list[dict], path: Path, features: str, hidden: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -142,7 +142,7 @@ def _plot(points: list[dict], path: Path, features: str) -> None:
     ax.set_xlabel("trade-off lambda")
     ax.set_ylabel("10-fold CV accuracy (%)")
     ax.set_title(
-        f"ESCo synthetic data, {features} features: accuracy vs lambda\n"
+        f"ESCo synthetic data, {features} {hidden}-hidden features: accuracy vs lambda\n"
         "(stars: the paper's Table 1; hollow circles: collapsed encoders)",
         fontsize=10,
     )
@@ -214,10 +214,14 @@ def main() -> None:
                      final_loss=losses, mean_cosine=cosines,
                      collapsed=[None if c is None else c > COLLAPSED_COSINE for c in cosines])
             )  # fmt: skip
-    record = dict(variant=args.variant, features=args.features, seeds=args.seeds, points=points,
+    from jaxcl.configs import esco_synthetic
+
+    hidden = esco_synthetic.make("simclr", variant).data.hidden_activation
+    record = dict(variant=args.variant, features=args.features, hidden_activation=hidden,
+                  seeds=args.seeds, points=points,
                   wall_seconds=time.time() - start)  # fmt: skip
     (out / "lambda_sweep.json").write_text(json.dumps(record, indent=2) + "\n")
-    _plot(points, out / "lambda_sweep.png", args.features)
+    _plot(points, out / "lambda_sweep.png", args.features, hidden)
     print(f"[sweep] wrote {out / 'lambda_sweep.json'} and {out / 'lambda_sweep.png'}")
     for p in points:
         collapsed = sum(bool(c) for c in p["collapsed"])

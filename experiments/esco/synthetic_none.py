@@ -9,8 +9,10 @@ on the configs' data (App. B.1's feature MLP with ReLU hidden layers and a softm
 unscaled; the encoder as initialised, 10-fold CV logistic regression on the embeddings of the
 4000 examples; seeds 0, 1, 2 with ``--config.repeats=1 --config.seed=S``; commit 87069fa with
 ``--config.data.hidden_activation=relu``, the default since f253723; 2026-11-29, 2 Zen 3 AMD
-EPYC cores): 46.69 ± 0.29 (47.02, 46.58, 46.48). Every trained row lies above it (SimCLR 48.48,
-ESCo-RFF 48.52, ESCo-SORF 48.64).
+EPYC cores): 46.69 ± 0.29 (47.02, 46.58, 46.48); again at d17c15f, which reports the geometry,
+with the same accuracies: on these all-positive inputs the untrained encoder's normalised
+outputs are nearly one point (mean cosine 0.995). Every trained row lies above it (SimCLR
+48.48; ESCo-RFF 48.52 and ESCo-SORF 48.64, but those encoders collapsed: README, ESCo).
 
 Earlier readings (README, ESCo section): softmax after every layer, unscaled, where the float32
 gradient is rounding noise and the numbers depend on the CPU (Zen 5, commit 1230554 with

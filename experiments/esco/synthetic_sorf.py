@@ -10,7 +10,12 @@ MLP with ReLU hidden layers and a softmax output, fed unscaled; ``:cpu``: 100 ep
 ``--config.repeats=1 --config.seed=S``; commit 87069fa with
 ``--config.data.hidden_activation=relu``, the default since f253723; 2026-11-29, 2 Zen 3 AMD
 EPYC cores shared by two runs, 9.2-9.9 min of training each): 48.64 ± 0.60 (48.02, 49.23,
-48.68). Not run at paper scale on this reading.
+48.68): **every run collapsed** (final loss log(2N - 1) = 6.23637, the examples'
+normalised embeddings at mean cosine 0.999999; ``python experiments/esco/synthetic_table.py
+--measure-geometry``), so this accuracy is the probe reading what collapse leaves, not a
+measure of the objective. On this reading every kernel collapses from lambda 0.9-1.0 up
+(Fig. 3's sweep, ``results/lambda_sweep_relu.*``; README, ESCo section). Not run at paper
+scale; SimCLR's kernel at this lambda and the paper's lr collapsed within 300 steps.
 
 Earlier readings (README, ESCo section): softmax after every layer, unscaled, where the float32
 gradient is rounding noise and the numbers depend on the CPU (``:cpu``, Zen 5, commit 1230554
