@@ -12,11 +12,34 @@ with ``--features standardized``); a point already finished there is read back, 
 Writes ``lambda_sweep.json`` and ``lambda_sweep.png`` (mean and spread over seeds, the
 paper's Table 1 points marked) to ``--out``.
 
+Each point also records the final loss and the encoder's geometry (the mean cosine between
+the examples' normalised embeddings, measured from the final checkpoint for runs from before
+the paired task reported it); a point with a seed above 0.99 has collapsed and is drawn
+hollow.
+
 The configs' data are App. B.1's generator with ReLU hidden layers and a softmax output
-(since commit f253723); ``--features standardized`` z-scores them. The sweep has not been
-run on them. The numbers below are from the earlier reading, softmax after every layer, on
-which the float32 gradient is rounding noise (README, ESCo section): they say nothing about
-lambda, and are kept as a record.
+(since commit f253723); ``--features standardized`` z-scores them. Measured on them
+(``--variant cpu``, seed 0 at every lambda and seeds 0-2 at 0.5; commit d7d61cd, the SimCLR
+points at 0.5 and the SORF point at 1.5 being Table 1's runs at 87069fa read back; 2 Zen 3
+AMD EPYC cores shared by two or three runs, 3.3-11 min a run; ``--finished-only`` over
+``--lams 0.5,0.6,0.7,0.8,0.9,1,1.5,2 --seeds 3``;
+``experiments/esco/results/lambda_sweep_relu.{json,png}``), c = collapsed:
+
+======  =====  =====  =====  =====  =======  =======  =======  =======
+lambda  0.5    0.6    0.7    0.8    0.9      1.0      1.5      2.0
+======  =====  =====  =====  =====  =======  =======  =======  =======
+SimCLR  48.48  48.50  49.40  48.15  47.62 c  42.55 c  48.12 c  47.95 c
+RFF     49.42                                42.90 c  48.10 c  48.15 c
+SORF    49.23         49.20         42.38 c  43.83 c  48.02 c  48.02 c
+======  =====  =====  =====  =====  =======  =======  =======  =======
+
+(means over seeds 0-2 at 0.5, seed 0 elsewhere). Every kernel collapses from lambda 0.9-1.0
+up (loss log(2N - 1), mean cosine above 0.9994), so the paper's optimum (1.5-1.6) cannot be
+tested on this reading; at 0.5 both estimators lie above SimCLR in every seed.
+
+The numbers below are from the earlier reading, softmax after every layer, on which the
+float32 gradient is rounding noise (README, ESCo section): they say nothing about lambda,
+and are kept as a record.
 
 Measured on softmax-after-every-layer features, unscaled (``--variant cpu --seeds 1 --lams
 0.5,1.0,1.5,2.0``, commit 4982b83, 2026-11-29, 2 Zen 5 AMD EPYC cores shared with another
