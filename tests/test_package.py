@@ -16,7 +16,7 @@ PACKAGE = REPO / "jaxcl"
 # Each subpackage may import only from lower layers: the pure functions at the bottom, the
 # trainer and the configs at the top (nothing below jaxcl.training imports it).
 LAYERS = [
-    {"_checks", "_blocks", "_hostmem", "_slabs"},
+    {"_checks", "_blocks", "_hostmem", "_slabs", "_tracing"},
     {"_edge_slabs"},
     {"random_features", "mixers", "augment", "data", "optim"},
     {"losses", "graphs"},

@@ -21,8 +21,9 @@ from jaxcl.training._config import base_config, conform, validate
 from jaxcl.training._errors import ConfigError
 from jaxcl.training._hlo import collective_bytes
 from jaxcl.training._host import eigen_cpu_convolutions, reuse_host_memory
-from jaxcl.training._loop import Run, load_run, state_shardings, train_and_evaluate
+from jaxcl.training._loop import train_and_evaluate
 from jaxcl.training._mesh import make_mesh, maybe_initialize_distributed, replicate, shard_batch
+from jaxcl.training._run import Run, load_run, state_shardings
 from jaxcl.training._state import TrainState
 from jaxcl.training._step import (
     LossAndGrads,
