@@ -68,6 +68,7 @@ Table 1 reports ESCo at lambda 1.6 (RFF) and 1.5 (SORF), above SimCLR.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import time
 from pathlib import Path
@@ -129,6 +130,7 @@ def _shown(cosine) -> str:
     return "not measured" if cosine is None else f"{cosine:.6f}"
 
 
+@functools.cache  # loaded once, not once per point measured
 def _table():
     import importlib.util
 
