@@ -125,6 +125,28 @@ def test_padding_rows_are_left_out_and_unchanged(wp):
     assert all(np.isfinite(np.asarray(g)[WHERE] if g.shape[0] == N else g).all() for g in grads)
 
 
+@pytest.mark.parametrize("temperature", [1.0, 0.01, 0.001])
+def test_a_row_without_partners_keeps_itself_at_any_temperature(temperature):
+    """The row's own score alone in the softmax, far below zero (cos(q_i, k_i) = -1 over a
+    small temperature, where the diversity loss drives it): the row keeps itself with weight
+    1 and the gradients stay finite. (A shift by 0 instead of the row's own score gave
+    0 / 0 below temperature ~0.011.)"""
+    z, p_m, _ = _data(4)
+    alone = np.array([1, 1, 1, 1, 1, 1, 1, 1, 0], bool)  # -wp: node 8 has no edges
+    for kw, rows in ((_edges(True), ~alone), ({"threshold": 0.95}, None)):
+        # -op: rows whose every partner lies below the threshold
+        sim = _cos(z @ p_m, z @ -p_m)
+        if "threshold" in kw:
+            rows = (np.where(np.eye(N, dtype=bool), -np.inf, sim) < 0.95).all(axis=1)
+            assert rows.any()
+        got = mixers.mp_mix(z, p_m, -p_m, temperature=temperature, **kw)
+        np.testing.assert_allclose(np.asarray(got)[rows], z[rows], rtol=1e-6)
+        grad = jax.grad(
+            lambda p, kw=kw: jnp.sum(mixers.mp_mix(z, p, -p, temperature=temperature, **kw))
+        )
+        assert np.isfinite(np.asarray(grad(p_m))).all()
+
+
 def test_random_mix_weights_are_a_softmax_over_the_allowed_partners():
     """With ``z = I`` the output is the weight matrix itself."""
     eye = np.eye(N, dtype=np.float32)

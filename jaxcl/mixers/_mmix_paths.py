@@ -30,7 +30,11 @@ def _masked_exp(x, valid):
 
 
 def softmax_with_self(s, valid, s_self, ops):
-    m = jnp.maximum(_row_max(s, valid, ops), jax.lax.stop_gradient(s_self))
+    # Shift by the largest score in the softmax, the row's own included. Not by the safe 0 of
+    # `_row_max`: a row with no partners then has exp(s_self - 0), which underflows to 0/0 once
+    # s_self < -87 (a low mixing temperature with a diversity loss that drives cos(q, k) to -1).
+    partners = jnp.where(valid, s, -jnp.inf)
+    m = jax.lax.stop_gradient(jnp.maximum(ops.max(partners), s_self))
     e = _masked_exp(s - ops.expand(m), valid)
     e_self = jnp.exp(s_self - m)
     den = ops.sum(e) + e_self
