@@ -435,6 +435,8 @@ def test_simclr_mmix_loss_is_nt_xent_of_the_mixed_first_view(mixing):
     c = _image_experiment("mo_op" if mixing == "mo" else "binary", "cpu")
     c.model.base_width = 4
     c.model.head_width = c.model.embed_dim = 8
+    if mixing == "mo":  # (the row's 0.95 leaves this untrained model's rows no partner:
+        c.method.threshold = 0.0  # nothing would be mixed; at 0 some rows have partners)
     method = methods.get(c.method.name)(c)
     model = method.build(methods.DataSpec("image", 0, 10, (28, 28, 1)), nnx.Rngs(0))
     x = jnp.asarray(np.random.default_rng(0).integers(0, 255, (6, 28, 28, 1)), jnp.uint8)
@@ -445,14 +447,21 @@ def test_simclr_mmix_loss_is_nt_xent_of_the_mixed_first_view(mixing):
         loss, _ = method.loss(model, methods.Batch(x, jnp.zeros(6, jnp.int32)), key, {})
         a, b = simclr_views(key, x, method.hp)
         z_a, z_b = jnp.split(model(jnp.concatenate([a, b])), 2)
-        if mixing == "mo":
-            hard = mixers.mo_mix(z_a, self_weight=0.2, threshold=0.95)
-        else:
-            hard = mixers.binary_mix(z_a)
-        return loss, losses.nt_xent(hard, z_b, temperature=c.method.temperature)
 
-    loss, want = both(model, x)
+        def mix(z):
+            if mixing == "mo":
+                return mixers.mo_mix(z, self_weight=0.2, threshold=0.0)
+            return mixers.binary_mix(z)
+
+        def loss_of(hard):
+            return losses.nt_xent(hard, z_b, temperature=c.method.temperature)
+
+        # The unit embeddings are mixed (the paper's analysis, the official code).
+        return loss, loss_of(mix(losses.l2_normalize(z_a))), loss_of(mix(z_a))
+
+    loss, want, unnormalised = both(model, x)
     np.testing.assert_allclose(loss, want, rtol=1e-5)
+    assert abs(float(unnormalised) - float(want)) > 1e-4 * abs(float(want)), (unnormalised, want)
 
 
 def _image_experiment(row, arg):

@@ -15,7 +15,9 @@ class SimCLRMix(SimCLR):
     """SimCLR + binary-mix or mo-mix-op (m-Mix §4.3, Table 3).
 
     Two SimCLR views ``a``, ``b`` of every image go through the encoder and head; the first
-    view's embeddings ``z_a`` are mixed over the global batch (``mixing='mo'``:
+    view's l2-normalised embeddings ``z_a`` are mixed over the global batch (unit vectors, as
+    the paper's analysis assumes and the official code does; until 2026-11-29 the raw head
+    outputs were mixed, weighting each partner by its norm too; ``mixing='mo'``:
     :func:`jaxcl.mixers.mo_mix` with ``self_weight`` C and cosine ``threshold`` theta;
     ``'binary'``: :func:`jaxcl.mixers.binary_mix`, the most similar other image at 0.5) and
     the loss is NT-Xent of ``(mix(z_a), z_b)`` at ``temperature``: each mixed embedding keeps
@@ -61,5 +63,7 @@ class SimCLRMix(SimCLR):
     def loss(self, model, batch: Batch, key, extra):
         a, b = simclr_views(key, batch.x, self.hp)
         z_a, z_b = jnp.split(model(jnp.concatenate([a, b], axis=0)), 2, axis=0)
-        loss = losses.nt_xent(self.mix(z_a), z_b, temperature=self.hp.temperature)
+        loss = losses.nt_xent(
+            self.mix(losses.l2_normalize(z_a)), z_b, temperature=self.hp.temperature
+        )
         return loss, {"loss": loss}
