@@ -401,6 +401,20 @@ def test_diversity_loss_is_eq_6():
     np.testing.assert_allclose(want, np.mean(2 * np.sum(q * k, 1) - 2), rtol=1e-5)
     got = losses.mmix_diversity_loss(z, p_m, p_n, where=WHERE)
     np.testing.assert_allclose(got, -np.mean(np.sum((q - k) ** 2, axis=1)[WHERE]), rtol=1e-5)
+    # Eq. 9's per-graph weighting: rows weighted by one over their graph's size give the mean
+    # over graphs of each graph's mean (graph ids: 0 0 0 1 [masked] 2 2 2 2; a NaN row that
+    # does not count stays out)
+    ids = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2])
+    sizes = np.bincount(ids[WHERE], minlength=3)
+    d = -np.sum((q - k) ** 2, axis=1)
+    want_graphs = np.mean([d[WHERE & (ids == g)].mean() for g in range(3)])
+    dirty = z.copy()
+    dirty[~WHERE] = np.nan
+    got = losses.mmix_diversity_loss(dirty, p_m, p_n, where=WHERE, weights=1.0 / sizes[ids])
+    np.testing.assert_allclose(got, want_graphs, rtol=1e-5)
+    assert abs(want_graphs - d[WHERE].mean()) > 1e-3  # not the mean over rows
+    with pytest.raises(ValueError, match=r"`weights` must have shape \[9\]"):
+        losses.mmix_diversity_loss(z, p_m, p_n, weights=np.ones(8, np.float32))
     # minimising it lowers mp-mix's self-weight: the gradient step raises the distance
     grad = jax.grad(losses.mmix_diversity_loss, argnums=(1, 2))(z, p_m, p_n)
     after = losses.mmix_diversity_loss(z, p_m - 0.1 * grad[0], p_n - 0.1 * grad[1])

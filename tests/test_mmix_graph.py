@@ -226,7 +226,12 @@ def test_mmix_graph_loss_is_eq_9_with_neighbour_mixing(objective):
     )
     pool = lambda h: graphs.pool_nodes(batch, h, node_mask=real.nodes)  # noqa: E731
     j_graph = losses.mmix_graph_loss(pool(model.mix.g(hard)), pool(zb), where=real.graphs)
-    div = losses.mmix_diversity_loss(za, p_m, p_n, where=real.nodes)
+    # Eq. 6 inside each graph's J_node (Eq. 9): each graph's mean, then the mean over graphs
+    q, k = (np.asarray(losses.l2_normalize(za @ p)) for p in (p_m, p_n))
+    d = -np.sum((q - k) ** 2, axis=1)
+    ids, nodes = np.asarray(graphs.node_graph_ids(batch)), np.asarray(real.nodes)
+    div = np.mean([d[nodes & (ids == g)].mean() for g in np.unique(ids[nodes])])
+    assert abs(div - d[nodes].mean()) > 1e-4  # the graphs' sizes differ: not the node mean
     want = {"both": j_node + j_graph, "node": j_node, "graph": j_graph}[objective] + 0.5 * div
     np.testing.assert_allclose(loss, want, rtol=1e-5)
     assert ("node_contrast" in metrics) == (objective != "graph")

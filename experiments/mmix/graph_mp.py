@@ -6,6 +6,9 @@
     # 2-core CPU scale: :mutag,cpu;
     # smoke test: :mutag,quick
 
+All numbers below were measured with L_div averaged over the batch's nodes; since
+2026-11-29 it is averaged per graph, then over the graphs (Eq. 9); not rerun yet.
+
 Measured with the official code's node features (atom-label and degree one-hots,
 ``'tags+degree'``, the default since commit d61f2ee; 40 epochs, 3 pretrainings, 10-fold linear
 SVM after the last epoch; mean ± sample std; 2-core CPU shared between two runs, 2026-11-26):

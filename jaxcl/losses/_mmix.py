@@ -14,7 +14,12 @@ from jaxcl.losses._infonce import nt_xent
 
 
 def mmix_diversity_loss(
-    z: ArrayLike, p_m: ArrayLike, p_n: ArrayLike, *, where: ArrayLike | None = None
+    z: ArrayLike,
+    p_m: ArrayLike,
+    p_n: ArrayLike,
+    *,
+    where: ArrayLike | None = None,
+    weights: ArrayLike | None = None,
 ) -> jax.Array:
     r"""m-Mix's diversity loss (Eq. 6): minus the mean squared distance of the two projections.
 
@@ -33,6 +38,9 @@ def mmix_diversity_loss(
       z: ``[N, F]`` embeddings.
       p_m, p_n: ``[F, P]`` the projections of :func:`jaxcl.mixers.mp_mix`.
       where: optional ``[N]`` boolean mask of the rows that count.
+      weights: optional ``[N]`` non-negative row weights: the loss is then the weighted mean
+        ``sum_i w_i d_i / sum_i w_i`` over the rows that count. With ``w_i`` one over the
+        size of row ``i``'s graph it is Eq. 9's mean over graphs of each graph's Eq. 6.
 
     Returns:
       Scalar float32.
@@ -51,7 +59,19 @@ def mmix_diversity_loss(
     z = _common.zero_masked_rows(z, where).astype(jnp.float32)
     q = _common.l2_normalize(z @ p_m)
     k = _common.l2_normalize(z @ p_n)
-    total, count = _common.anchor_sum(-jnp.sum((q - k) ** 2, axis=-1), where)
+    per_row = -jnp.sum((q - k) ** 2, axis=-1)
+    if weights is not None:
+        weights = _checks.floating_array(fn, "weights", weights, ndim=1)
+        if weights.shape[0] != z.shape[0]:
+            _checks.fail(
+                fn,
+                f"`weights` must have shape [{z.shape[0]}] (one per row of z), got "
+                f"{tuple(weights.shape)}",
+            )
+        w = weights.astype(jnp.float32) if where is None else jnp.where(where, weights, 0.0)
+        total = jnp.sum(jnp.where(w > 0, w * per_row, 0.0))
+        return total / jnp.maximum(jnp.sum(w), jnp.finfo(jnp.float32).tiny)
+    total, count = _common.anchor_sum(per_row, where)
     return total / jnp.maximum(count, 1.0)
 
 

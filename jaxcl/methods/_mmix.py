@@ -92,11 +92,12 @@ def mix_with(hp, head: MixHead, z: jax.Array, key: jax.Array, **partners) -> jax
     return mixers.mp_mix(z, *head.projections(), temperature=t, **partners)
 
 
-def with_diversity(hp, head, z, loss, metrics, *, where=None):
+def with_diversity(hp, head, z, loss, metrics, *, where=None, weights=None):
     """``(loss, metrics)`` with ``hp.diversity`` times the diversity loss (Eq. 6) of ``z``
-    under ``head``'s projections added for mp-mix (and ``metrics['loss']`` set)."""
+    under ``head``'s projections added for mp-mix (and ``metrics['loss']`` set); ``weights``
+    as :func:`jaxcl.losses.mmix_diversity_loss`'s."""
     if hp.mixing in DIVERSITY_MIXINGS and hp.diversity:
-        div = losses.mmix_diversity_loss(z, *head.projections(), where=where)
+        div = losses.mmix_diversity_loss(z, *head.projections(), where=where, weights=weights)
         metrics["diversity_loss"] = div
         loss = loss + hp.diversity * div
     metrics["loss"] = loss

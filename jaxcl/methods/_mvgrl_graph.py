@@ -298,7 +298,9 @@ class MVGRLGraphMix(_TwoViews):
     graph-level term (:func:`jaxcl.losses.mmix_graph_loss`, cosine, ``temperature``) plus
     the mean over the batch's graphs of each graph's node objective
     (:func:`jaxcl.losses.mmix_node_loss_per_graph`: nodes contrasted within their graph),
-    plus ``diversity`` times Eq. 6 for mp-mix. ``objective='node'`` / ``'graph'`` keep one
+    plus ``diversity`` times Eq. 6 for mp-mix (inside each graph's ``J_node`` as Eq. 9 has
+    it: each graph's mean, averaged over the graphs; until 2026-11-29 one mean over all the
+    batch's nodes, which weighed large graphs more). ``objective='node'`` / ``'graph'`` keep one
     of the two terms (Table 9's ablation). Evaluation embeds a graph as ``h^a + h^b``
     (``eval_features='mixed'``, the paper's Table 10; random-mix from a fixed key there),
     or, with ``'encoder'``, as the sum of both views' per-layer node sums (MVGRL's).
@@ -307,7 +309,9 @@ class MVGRLGraphMix(_TwoViews):
 
     Our reading, and departures from the official code (Sherrylone/M-Mix ``graph/``): the
     code contrasts nodes across the whole batch (Eq. 9 writes ``J_node(G_i)`` per graph:
-    we follow the paper), mixes inside the GCN layer and adds the diversity distance (the
+    we follow the paper), with cross-view logits only and its node term in one direction
+    (we take Eq. 7 and 9's negatives from both views, and the node term both ways), mixes
+    inside the GCN layer and adds the diversity distance (the
     node script subtracts it; we follow the paper's sign, ``diversity < 0`` gives the
     code's), detaches the mixing weights
     (we do not), and reads graphs out by their mean (we keep MVGRL's sum; cosine
@@ -390,7 +394,13 @@ class MVGRLGraphMix(_TwoViews):
             )
             metrics["node_contrast"] = j_node
             loss = loss + j_node
-        return with_diversity(hp, model.mix, z_a, loss, metrics, where=real.nodes)
+        # Eq. 9 puts L_div inside each graph's J_node: each graph's mean, averaged over graphs.
+        ids = graphs.node_graph_ids(batch)
+        sizes = jax.ops.segment_sum(
+            real.nodes.astype(jnp.float32), ids, num_segments=batch.n_node.shape[0]
+        )
+        weights = 1.0 / jnp.maximum(sizes[ids], 1.0)
+        return with_diversity(hp, model.mix, z_a, loss, metrics, where=real.nodes, weights=weights)
 
     def features(self, model, batch):
         if self.hp.eval_features == "encoder":
