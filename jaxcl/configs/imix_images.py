@@ -29,6 +29,12 @@ Where we differ, and why:
   :mod:`jaxcl.methods._momentum`; the ``cpu`` rows too, 128 images a half as on each of
   i-Mix's GPUs). Since 2026-11-28: the MoCo and BYOL rows measured before then had global
   batch norm without the shuffle (``--config.method.bn_groups=1``).
+* N-pair and N-pair + i-Mix contrast the whole batch of 256 (256 x 256 logits), with batch
+  norm and mixing partners over the whole batch. The official code's 2-GPU runs contrast
+  each GPU's 128 queries with its own 128 keys only (``builder.py``: keys are gathered
+  across GPUs for MoCo alone), normalise each GPU's rows with their own statistics (DDP
+  without SyncBN; ``--bn shuffle`` does not apply to N-pair) and mix within a GPU: half our
+  negatives. ``method.bn_groups`` reproduces that batch norm for MoCo and BYOL only.
 * i-Mix's mixup draws one ``lam ~ Beta(alpha, alpha)`` per batch (the paper's Algorithm 1);
   the official code draws one per sample and takes ``max(lam, 1 - lam)``. CutMix likewise
   draws one box per batch from ``lam ~ Beta(alpha, alpha)`` without the official code's

@@ -25,9 +25,11 @@ over slices of ``N / G`` is noisier. BYOL's calls concatenate the two views (``2
 the slices are ``2G``, each view's batch in G of them, as i-Mix's code with ``--sym`` calls
 each view separately on every GPU (its ``run.sh`` rows are one-directional; jaxcl's BYOL loss
 is symmetric); each view's target batch is shuffled within the view. ``G = 1`` (the default)
-is global batch norm without a shuffle. Two departures from DDP: the running averages fold
-in the slices' mean statistics (DDP keeps the first GPU's), and i-Mix's mixing partners are
-drawn from the whole batch rather than within each GPU's slice.
+is global batch norm without a shuffle for MoCo, and for BYOL batch norm over each view's
+batch (two slices, as BYOL's own code normalises each view in its own call). Two
+departures from DDP: the running averages fold in the slices' mean statistics (DDP keeps the
+first GPU's), and i-Mix's mixing partners are drawn from the whole batch rather than within
+each GPU's slice.
 
 MoCo v2 (He et al. 2020; Chen et al. 2020): the query network (encoder + 2-layer head) on
 the first view, the EMA key network (constant momentum ``momentum``) on the second; InfoNCE
