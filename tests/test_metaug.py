@@ -160,12 +160,17 @@ def _assert_one_write_per_step(run, state, steps, batch_size):
         assert np.all(norms[:, written:] == 0.0)  # and nothing past them
 
 
-def test_one_step_keeps_the_batch_norm_averages_of_theta_and_writes_each_queue_once():
-    """One jitted MetAug step, as the trainer runs it (``make_train_step``): the running
-    averages it keeps are those of the pass at theta, not of the fast weights' pass, and each
-    view's queue takes the batch's features once."""
+def test_one_step_follows_algorithm_1_keeps_theta_averages_and_writes_each_queue_once():
+    """One jitted MetAug step, as the trainer runs it (``make_train_step``): the encoders
+    step on the plain gradient at theta_t, the generators on the second-order gradient taken
+    from the encoders' updated theta_{t+1} (Algorithm 1's order); the running averages it
+    keeps are those of the pass at theta_t, not of the fast weights' pass; and each view's
+    queue takes the batch's features once."""
     # A large inner step, so that the fast weights' batch statistics differ visibly.
-    method, graphdef, params, model_state, extra, _ = _tiny_metaug(inner_lr=1.0)
+    # Large delta and alpha, so that the generators' gradients stand well above Adam's epsilon.
+    method, graphdef, params, model_state, extra, _ = _tiny_metaug(
+        inner_lr=1.0, delta=0.5, alpha=0.5
+    )
     config = method.config
     tx = method.optimizer(optax.constant_schedule(config.optim.lr))
     ctx = training.StepContext(method, graphdef, tx, optax.constant_schedule(0.0), config)
@@ -200,6 +205,36 @@ def test_one_step_keeps_the_batch_norm_averages_of_theta_and_writes_each_queue_o
     for before, after in zip(state.extra["queues"], stepped.extra["queues"], strict=True):
         assert int(after["filled"]) == int(before["filled"]) + 16  # one batch, once
         assert int(after["ptr"]) == int(before["ptr"]) + 16
+
+    # Algorithm 1: theta_{t+1} from the plain gradient, then the generators' meta-gradient
+    # at (theta_{t+1}, omega_t); the optimiser takes both from the state before the step.
+    zero_gen = jax.tree.map(lambda tag, x: 0 * x if tag == "generator" else x, labels, g)
+    theta_next = optax.apply_updates(params, tx.update(zero_gen, state.opt_state, params)[0])
+
+    meta_gradient = jax.jit(
+        jax.grad(lambda p: method.outer_objective(ctx.merge, p, model_state, views, extra)[0])
+    )
+
+    def expected(theta):
+        grads = jax.tree.map(
+            lambda tag, gm, ge: gm if tag == "generator" else ge, labels, meta_gradient(theta), g
+        )
+        new = optax.apply_updates(params, tx.update(grads, state.opt_state, params)[0])
+        return leaves(new), leaves(grads)
+
+    (want, grads), (old_order, _) = expected(theta_next), expected(params)
+    got = leaves(stepped.params)
+    # Adam's first step is about lr * sign(g), so where g is small its rounding noise (from
+    # two compilations; measured up to ~6e-5 of the largest entry, with this large inner
+    # step) can flip an entry: compare where |g| is above 1e-3 of the largest (about half).
+    flat = lambda xs: np.concatenate([x.ravel() for x in xs])  # noqa: E731
+    got, want, old_order, grads = flat(got), flat(want), flat(old_order), flat(grads)
+    clear = np.abs(grads) > 1e-3 * np.abs(grads).max()
+    assert clear.mean() > 0.3, clear.mean()
+    np.testing.assert_allclose(got[clear], want[clear], rtol=1e-5, atol=1e-6)
+    # From theta_t, as before 2026-11-29, the generators' step differs: signs flip.
+    flipped = np.abs(got - old_order)[clear] > 1e-3  # 2 generator_lr where a sign flips
+    assert flipped.mean() > 0.01, flipped.mean()
 
 
 def test_eq9_with_section_4_4_decay_reaches_the_generators_second_order_update():
@@ -383,6 +418,7 @@ def test_contrast_sets_pair_every_view_with_batch_and_queue_negatives():
         ("margin_type", "huge", "config.method.margin_type"),
         ("beta", 0.0, "config.method.beta"),
         ("delta", -1.0, "config.method.delta"),
+        ("decay", 6.0, r"config.method.decay = 6.0 .* acts only on .*'weighted'"),  # quadratic
         ("crop_min_scale", 0.0, "config.method.crop_min_scale"),
     ],
 )

@@ -10,10 +10,13 @@ cores; ``quick``: a smoke test of ``cpu``).
 Paper scale (§4.1, App. B, the official code's defaults where the paper is silent): views
 RGB, L and ab of Lab after CMC's crop (area 0.2-1) and flip; batch 64; memory queue of 4096
 past features per view; Adam (App. B.2) at 1e-3 with weight decay 1e-4 (the official
-``weight_decay``), cosine over 240 epochs (CMC's CIFAR length); OUCL Eq. 10 with
-``gamma = 0.4`` (App. A.4) and ``beta = 16`` (the official temperature); ``delta = 1e-5``
-(Table 5's best), ``alpha = 1e-11`` and "Large" margins (the official defaults); the fast
-weights' SGD step 1e-3 (the official ``bb_learning_rate``), generators on Adam 1e-3. Linear
+``weight_decay``; decoupled here, AdamW, where the official ``torch.optim.Adam`` adds it to
+the gradient: ``--config.optim.name=adam_l2`` is that), cosine over 240 epochs (CMC's CIFAR
+length); OUCL Eq. 10 with ``gamma = 0.4`` (App. A.4) and ``beta = 16`` (the official
+temperature); ``delta = 1e-5`` (Table 5's best), ``alpha = 1e-11`` and "Large" margins (the
+official defaults); the fast weights' SGD step 1e-3 (the official ``bb_learning_rate``; the
+official loss is 16 times ours, see :class:`jaxcl.methods.MetAug`), generators on Adam 1e-3;
+the generators' step from the encoders' updated weights (Algorithm 1's order). Linear
 evaluation on the concatenated representations of the uncropped views (100 epochs).
 Tiny ImageNet (Table 1's first column) has no tfds builder: prepare it once from
 ``tiny-imagenet-200.zip`` with ``jaxcl.data.prepare_tiny_imagenet(data_dir, zip)``. Its rows

@@ -29,16 +29,19 @@ view augmented (the official code's four sets for three views). ``R_sigma`` (Eq.
 its margins from the original set's similarities over the whole batch (Eq. 4) and is applied
 to the pairs with one augmented and one original feature in the one-view sets.
 
-The step (Algorithm 1), one jitted function: (a) the encoders and heads take an optimiser
-step on ``g = grad_theta L(theta, omega)`` with the generators fixed; (b) the fast weights
-``theta' = theta - inner_lr * g`` (one ``optax.sgd`` step, differentiable in ``omega``) and
+The step (Algorithm 1, in its order), one jitted function: (a) the encoders and heads take
+an optimiser step on ``g = grad_theta L(theta_t, omega)`` with the generators fixed, giving
+``theta_{t+1}``; (b) at ``theta_{t+1}``, the fast weights ``theta' = theta_{t+1} - inner_lr *
+grad_theta L(theta_{t+1}, omega)`` (one ``optax.sgd`` step, differentiable in ``omega``) and
 the generators' step on ``grad_omega [L(theta'(omega), omega) + alpha * R_sigma]``, second
-order, through the inner step. Both use the same minibatch, views and queue, and ``theta``
-before (a)'s update (Algorithm 1's two loops over the same minibatch; this way ``g`` is
-computed once and serves both). Batch norm: the pass at ``theta`` runs on batch statistics
-and its running averages are the ones kept; the pass at the fast weights also normalises
-with batch statistics, and its running averages are dropped. No randomness inside the
-passes (the views are drawn once per step from ``fold_in(key, step)``).
+order, through the inner step. Both use the same minibatch, views and queue, as the official
+code's fresh forward pass after its encoder step does. (Until 2026-11-29 (b) started from
+``theta_t``, saving one forward and backward pass; that is not Algorithm 1, and the
+generators' gradient differs: cosine 0.47 on a first step of the test model.) Batch norm:
+the pass at ``theta_t`` runs on batch statistics and its running averages are the ones kept;
+the passes at ``theta_{t+1}`` and at the fast weights also normalise with batch statistics,
+and their running averages are dropped. No randomness inside the passes (the views are
+drawn once per step from ``fold_in(key, step)``).
 """
 
 from __future__ import annotations
@@ -157,6 +160,13 @@ class MetAugOUCL(SplitViewsMethod):
         check_choice(self.name, "oucl", self.hp.oucl, OUCL_FORMS)
         if self.hp.beta <= 0:
             raise ValueError(f"config.method.beta = {self.hp.beta!r}: expected > 0")
+        if self.hp.decay != 1.0 and self.hp.oucl != "weighted":
+            # phi_dec lives in Eq. 9's weighting factors only; Eq. 8 and Eq. 10 have none.
+            raise ValueError(
+                f"config.method.decay = {self.hp.decay!r} (phi_dec, §4.4) acts only on "
+                f"config.method.oucl = 'weighted' (Eq. 9), not on {self.hp.oucl!r}, which "
+                "would ignore it: set oucl='weighted' or leave decay at 1.0"
+            )
         if isinstance(self.hp.queue_size, bool) or self.hp.queue_size < 1:
             raise ValueError(
                 f"config.method.queue_size = {self.hp.queue_size!r}: expected an int >= 1"
@@ -212,10 +222,19 @@ class MetAug(MetAugOUCL):
     ``margin_type`` (``'large'``, ``'medium'``, ``'small'``), ``inner_lr`` (the fast weights'
     SGD step; the official ``bb_learning_rate`` 1e-3), ``generator_lr`` (Adam), and OUCL's.
 
-    Batch norm and randomness in the step: both passes (at ``theta`` and at the fast weights
-    ``theta'``) normalise with their own batch statistics; the running averages the step keeps
-    are those of the pass at ``theta``, and the fast-weight pass's are dropped (tested). The
-    views are drawn once per step from ``fold_in(key, step)`` and serve both passes; nothing
+    Scale against the official code: our OUCL is the paper's Eq. 8-10 with its ``1 / beta``;
+    the official ``NCECriterion_MetAug`` computes the softplus over ``gamma`` times 16, i.e.
+    ``beta = 16`` times our loss. Adam's encoder and generator steps do not see that factor,
+    but the fast-weight SGD step and ``alpha``'s balance do: the official fast step is that
+    of ``inner_lr = 1.6e-2`` here, and its ``alpha`` that of ``alpha / 16``. The defaults
+    keep the paper's loss with the official values as printed (1e-3, 1e-11).
+
+    Batch norm and randomness in the step: every pass (at ``theta_t``, at the updated
+    ``theta_{t+1}`` and at the fast weights ``theta'``) normalises with its own batch
+    statistics; the running averages the step keeps are those of the pass at ``theta_t``, and
+    the others' are dropped (tested). The generators' step starts from ``theta_{t+1}``, as
+    Algorithm 1 (tested). The views are drawn once per step from ``fold_in(key, step)`` and
+    serve every pass; nothing
     inside the passes draws random numbers. Each view's memory queue takes the step's original
     features once, after the update (tested: one step adds exactly one batch to each queue).
     """
@@ -286,10 +305,11 @@ class MetAug(MetAugOUCL):
         """The generators' objective ``L(theta'(omega), omega) + alpha R_sigma`` at ``params``
         (generators' and encoders'), with ``theta' = theta - inner_lr grad_theta L``.
 
-        Returns ``(value, (g, inner))``: ``g`` the gradient of ``L`` at ``params`` (the
-        encoders' update uses it), ``inner`` the pass's ``(loss, metrics, outputs,
-        model_state)``. ``first_order`` stops the gradient through ``theta'`` (the
-        first-order approximation, for comparison).
+        Returns ``(value, (g, inner))``: ``g`` the gradient of ``L`` at ``params``, ``inner``
+        the pass's ``(loss, metrics, outputs, model_state)`` (the train step calls this at
+        ``theta_{t+1}`` and takes the encoders' gradient from its own pass at ``theta_t``).
+        ``first_order`` stops the gradient through ``theta'`` (the first-order approximation,
+        for comparison).
         """
         labels = self.labels(params)
 
@@ -315,14 +335,28 @@ class MetAug(MetAugOUCL):
             views = self.views(step_key, batch.x)
             labels = self.labels(state.params)
 
-            def outer(omega):
-                params = _where_label(labels, "generator", omega, state.params)
-                return self.outer_objective(
-                    ctx.merge, params, state.model_state, views, state.extra
-                )
+            # (a) The regular step's gradient at theta_t, the generators fixed.
+            def at_theta(p):
+                model = ctx.merge(p, state.model_state)
+                total, _, metrics, outputs = self.objective(model, views, state.extra)
+                return total, (metrics, outputs, _model_state(model))
 
-            (value, (g, inner)), g_omega = jax.value_and_grad(outer, has_aux=True)(state.params)
-            total, metrics, outputs, model_state = inner
+            (total, (metrics, outputs, model_state)), g = jax.value_and_grad(
+                at_theta, has_aux=True
+            )(state.params)
+            g = _where_label(labels, "generator", jax.tree.map(jnp.zeros_like, g), g)
+            # theta_{t+1}: the encoders' and heads' leaves of the optimiser's step on g, the
+            # step `apply_gradients` takes below (the optimiser acts on each label's leaves
+            # alone, so the generators' gradient, not known yet, does not change them).
+            updates, _ = ctx.tx.update(g, state.opt_state, state.params)
+            theta_next = optax.apply_updates(state.params, updates)
+
+            # (b) The generators' second-order step from theta_{t+1}.
+            def outer(omega):
+                params = _where_label(labels, "generator", omega, theta_next)
+                return self.outer_objective(ctx.merge, params, model_state, views, state.extra)
+
+            (value, _), g_omega = jax.value_and_grad(outer, has_aux=True)(state.params)
             grads = _where_label(labels, "generator", g_omega, g)
             new_state = ctx.apply_gradients(
                 state,
