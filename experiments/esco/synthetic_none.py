@@ -14,6 +14,10 @@ with the same accuracies: on these all-positive inputs the untrained encoder's n
 outputs are nearly one point (mean cosine 0.995). Every trained row lies above it (SimCLR
 48.48; ESCo-RFF 48.52 and ESCo-SORF 48.64, but those encoders collapsed: README, ESCo).
 
+The same features standardised (``--config.data.standardize=True``, ``:cpu``, seeds 0-2,
+commits d7d61cd / 26d642b, 2026-11-29, 2 shared Zen 3 cores; results/
+synthetic_table_relu_standardized_cpu.*): 38.01 ± 0.71 (37.20, 38.30, 38.52), mean cosine 0.47.
+
 Earlier readings (README, ESCo section): softmax after every layer, unscaled, where the float32
 gradient is rounding noise and the numbers depend on the CPU (Zen 5, commit 1230554 with
 ``--config.data.standardize=False``): 54.53 ± 0.35 (54.55, 54.18, 54.88); seed 0 on Zen 3

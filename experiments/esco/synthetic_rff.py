@@ -17,6 +17,11 @@ measure of the objective. On this reading every kernel collapses from lambda 0.9
 (Fig. 3's sweep, ``results/lambda_sweep_relu.*``; README, ESCo section). Not run at paper
 scale; SimCLR's kernel at this lambda and the paper's lr collapsed within 300 steps.
 
+The same features standardised (``--config.data.standardize=True``, ``:cpu``, seeds 0-2,
+commits d7d61cd / 26d642b, 2026-11-29, 2 shared Zen 3 cores; results/
+synthetic_table_relu_standardized_cpu.*): 43.70 ± 0.39 (43.48, 44.15, 43.47), no collapse
+(mean cosine 0.0004).
+
 Earlier readings (README, ESCo section): softmax after every layer, unscaled, where the float32
 gradient is rounding noise and the numbers depend on the CPU (``:cpu``, Zen 5, commit 1230554
 with ``--config.data.standardize=False``): 39.20 ± 0.23 (38.95, 39.25, 39.40), paper scale 43.45

@@ -13,6 +13,10 @@ EPYC cores shared by two runs, 3.3-5.7 min of training each): 48.48 ± 0.56 (47.
 48.70); its encoder does not collapse (the examples' normalised embeddings at mean cosine
 0.096, against 0.995 before training). Not run at paper scale on this reading.
 
+The same features standardised (``--config.data.standardize=True``, ``:cpu``, seeds 0-2,
+commits d7d61cd / 26d642b, 2026-11-29, 2 shared Zen 3 cores; results/
+synthetic_table_relu_standardized_cpu.*): 43.14 ± 1.31 (43.57, 44.17, 41.67).
+
 Earlier readings (README, ESCo section): softmax after every layer, unscaled, where the float32
 gradient is rounding noise and the numbers depend on the CPU (``:cpu``, Zen 5, commit 1230554
 with ``--config.data.standardize=False``): 39.07 ± 1.00 (39.23, 38.00, 39.98), paper scale 42.20
