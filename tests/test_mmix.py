@@ -413,6 +413,13 @@ def test_diversity_loss_is_eq_6():
     got = losses.mmix_diversity_loss(dirty, p_m, p_n, where=WHERE, weights=1.0 / sizes[ids])
     np.testing.assert_allclose(got, want_graphs, rtol=1e-5)
     assert abs(want_graphs - d[WHERE].mean()) > 1e-3  # not the mean over rows
+    # weight 0 without `where` leaves the NaN row out of the value and the gradients too
+    w = np.where(WHERE, 1.0 / sizes[ids], 0.0)
+    value, grads = jax.value_and_grad(
+        lambda p, q: losses.mmix_diversity_loss(dirty, p, q, weights=w), argnums=(0, 1)
+    )(p_m, p_n)
+    np.testing.assert_allclose(value, want_graphs, rtol=1e-5)
+    assert all(np.isfinite(np.asarray(g)).all() for g in grads)
     with pytest.raises(ValueError, match=r"`weights` must have shape \[9\]"):
         losses.mmix_diversity_loss(z, p_m, p_n, weights=np.ones(8, np.float32))
     # minimising it lowers mp-mix's self-weight: the gradient step raises the distance

@@ -39,8 +39,9 @@ def mmix_diversity_loss(
       p_m, p_n: ``[F, P]`` the projections of :func:`jaxcl.mixers.mp_mix`.
       where: optional ``[N]`` boolean mask of the rows that count.
       weights: optional ``[N]`` non-negative row weights: the loss is then the weighted mean
-        ``sum_i w_i d_i / sum_i w_i`` over the rows that count. With ``w_i`` one over the
-        size of row ``i``'s graph it is Eq. 9's mean over graphs of each graph's Eq. 6.
+        ``sum_i w_i d_i / sum_i w_i`` over the rows that count; a row of weight 0 (or below,
+        read as 0) is left out as a masked one is. With ``w_i`` one over the size of row
+        ``i``'s graph it is Eq. 9's mean over graphs of each graph's Eq. 6.
 
     Returns:
       Scalar float32.
@@ -56,10 +57,7 @@ def mmix_diversity_loss(
             f"columns), got {tuple(p_m.shape)} and {tuple(p_n.shape)}",
         )
     where = _common.check_where(fn, where, z.shape[0])
-    z = _common.zero_masked_rows(z, where).astype(jnp.float32)
-    q = _common.l2_normalize(z @ p_m)
-    k = _common.l2_normalize(z @ p_n)
-    per_row = -jnp.sum((q - k) ** 2, axis=-1)
+    w = None
     if weights is not None:
         weights = _checks.floating_array(fn, "weights", weights, ndim=1)
         if weights.shape[0] != z.shape[0]:
@@ -68,8 +66,15 @@ def mmix_diversity_loss(
                 f"`weights` must have shape [{z.shape[0]}] (one per row of z), got "
                 f"{tuple(weights.shape)}",
             )
-        w = weights.astype(jnp.float32) if where is None else jnp.where(where, weights, 0.0)
-        total = jnp.sum(jnp.where(w > 0, w * per_row, 0.0))
+        w = jnp.maximum(weights.astype(jnp.float32), 0.0)
+        w = w if where is None else jnp.where(where, w, 0.0)
+        where = w > 0  # a row of weight 0 is left out like a masked one (NaN rows too)
+    z = _common.zero_masked_rows(z, where).astype(jnp.float32)
+    q = _common.l2_normalize(z @ p_m)
+    k = _common.l2_normalize(z @ p_n)
+    per_row = -jnp.sum((q - k) ** 2, axis=-1)
+    if w is not None:
+        total = jnp.sum(jnp.where(where, w * per_row, 0.0))
         return total / jnp.maximum(jnp.sum(w), jnp.finfo(jnp.float32).tiny)
     total, count = _common.anchor_sum(per_row, where)
     return total / jnp.maximum(count, 1.0)
