@@ -121,7 +121,7 @@ def test_generator_gradient_is_second_order_through_the_inner_step():
         assert gap > 1e3 * abs(dot(full) - fd) and gap > 1e-3 * abs(fd), (dot(full), dot(first), fd)
 
 
-def test_the_encoders_update_with_the_plain_gradient_of_l_metaug():
+def test_the_outer_objective_returns_the_plain_gradient_of_l_metaug():
     method, graphdef, params, model_state, extra, views = _tiny_metaug()
 
     # The inner gradient returned by the outer objective is the plain gradient of L_MetAug.

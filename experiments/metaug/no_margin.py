@@ -10,7 +10,8 @@
 Paper: not in the paper's tables (App. A.2's 'None' margin on CIFAR-100 fc: 60.40 with OUCL).
 Measured on Fashion-MNIST (one epoch, 937 steps at batch 64; linear probe on the concatenated
 representations; seeds 0, 1, 2 with ``--config.seed``; mean ± sample std; 2-core CPU, no
-accelerator):
+accelerator; in the step's earlier order, the generators' step from the encoders' weights
+before their update (Algorithm 1's order since 11415b3; not rerun):
 
 * ``:cpu,fc`` (fc7): 74.2 ± 1.0 (74.5, 73.1, 75.1), kNN 62.7; commit ed9bef5, 3.6-6.3 min per
   seed (cores shared with other jobs).

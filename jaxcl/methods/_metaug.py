@@ -34,8 +34,10 @@ an optimiser step on ``g = grad_theta L(theta_t, omega)`` with the generators fi
 ``theta_{t+1}``; (b) at ``theta_{t+1}``, the fast weights ``theta' = theta_{t+1} - inner_lr *
 grad_theta L(theta_{t+1}, omega)`` (one ``optax.sgd`` step, differentiable in ``omega``) and
 the generators' step on ``grad_omega [L(theta'(omega), omega) + alpha * R_sigma]``, second
-order, through the inner step. Both use the same minibatch, views and queue, as the official
-code's fresh forward pass after its encoder step does. (Until 2026-11-29 (b) started from
+order, through the inner step. Both use the same minibatch and views (the official code's
+fresh forward pass after its encoder step reads the same minibatch) and the queue as it was
+before this step writes to it (the official memory bank already holds the minibatch by its
+second pass; we write once per step, after the update). (Until 2026-11-29 (b) started from
 ``theta_t``, saving one forward and backward pass; that is not Algorithm 1, and the
 generators' gradient differs: cosine 0.47 on a first step of the test model.) Batch norm:
 the pass at ``theta_t`` runs on batch statistics and its running averages are the ones kept;
