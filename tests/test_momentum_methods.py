@@ -91,6 +91,40 @@ def test_imix_moco_uses_the_batch_keys_and_the_queue():
     np.testing.assert_allclose(float(got), want, rtol=1e-4)
 
 
+def test_imix_moco_loss_mixes_the_queries_and_keeps_the_keys_unmixed():
+    """The whole loss: queries of the mixed first view, keys of the unmixed second view from
+    the target network, logits against the batch's keys then the queue's written rows, and
+    the virtual labels lam on i and 1 - lam on perm(i)."""
+    from jaxcl import mixers
+
+    method = _method("imix_moco", queue_size=16, temperature=0.2, alpha=1.0)
+    model = _moco_model()
+    extra = method.init_extra(model, jax.random.key(0))
+    extra["target"] = jax.tree.map(lambda t: t * 0.9, extra["target"])
+    rows = np.random.default_rng(1).normal(size=(8, 4))
+    extra["queue"] = _filled_queue(method, rows)
+    batch, key = _batch(), jax.random.key(3)
+    loss, _, keys = method.loss(model, batch, key, extra)
+
+    view_key, mix_key = jax.random.split(key)
+    a, b = _images.simclr_views(view_key, batch.x, method.hp)
+    mixed, lam, perm = mixers.imix_mixup(mix_key, a, alpha=1.0)
+    assert 0.05 < float(lam) < 0.95 and not np.array_equal(np.asarray(perm), np.arange(8))
+    target = _moco_model()
+    nnx.update(target, {"encoder": extra["target"]["encoder"], "head": extra["target"]["head"]})
+    k = _np_normalize(target(b))
+    np.testing.assert_allclose(keys, k, atol=1e-5)  # the unmixed view's keys are enqueued
+
+    def want(q):
+        logits = np.concatenate([q @ k.T, q @ _np_normalize(rows).T], 1) / 0.2
+        return float(lam) * _np_ce(logits, range(8)) + (1 - float(lam)) * _np_ce(
+            logits, np.asarray(perm)
+        )
+
+    np.testing.assert_allclose(float(loss), want(_np_normalize(model(mixed))), rtol=1e-4)
+    assert abs(float(loss) - want(_np_normalize(model(a)))) > 1e-3  # the queries are mixed
+
+
 def test_moco_after_update_moves_the_target_and_enqueues_the_keys():
     method = _method("moco", queue_size=16, momentum=0.9)
     model = _moco_model()
