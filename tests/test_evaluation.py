@@ -143,6 +143,47 @@ def test_linear_probe_full_batch_jax_and_bfloat16_inputs():
     assert abs(out["test_top1"] - host["test_top1"]) <= 0.02
 
 
+def _numpy_lars_probe(x, y, num_classes, epochs, lr, trust_ratio, eta=0.001, momentum=0.9):
+    """Full-batch LARS from zeros, as SimCLR's ``lars_optimizer.py`` updates a layer: the
+    momentum accumulates ``lr * ratio * grad``; ``ratio`` is 1 without layer adaptation, else
+    ``eta * |w| / |g|`` (1 while either norm is 0). Biases never adapt. Returns the last
+    epoch's loss (before its update) and the final training accuracy."""
+    n = len(x)
+    w, b = np.zeros((x.shape[1], num_classes)), np.zeros(num_classes)
+    vw, vb = np.zeros_like(w), np.zeros_like(b)
+    onehot = np.eye(num_classes)[y]
+    for t in range(epochs):
+        logits = x @ w + b
+        p = np.exp(logits - logits.max(1, keepdims=True))
+        p /= p.sum(1, keepdims=True)
+        loss = -np.mean(np.log(p[np.arange(n), y]))
+        gw, gb = x.T @ (p - onehot) / n, np.mean(p - onehot, axis=0)
+        ratio = 1.0
+        if trust_ratio and np.linalg.norm(w) > 0 and np.linalg.norm(gw) > 0:
+            ratio = eta * np.linalg.norm(w) / np.linalg.norm(gw)
+        step_lr = lr * 0.5 * (1 + np.cos(np.pi * t / epochs))  # cosine, no warm-up
+        vw = momentum * vw + step_lr * ratio * gw
+        vb = momentum * vb + step_lr * gb
+        w, b = w - vw, b - vb
+    return loss, np.mean(np.argmax(x @ w + b, axis=1) == y)
+
+
+@pytest.mark.parametrize("trust_ratio", [False, True])
+def test_lars_probe_is_simclrs_lars_with_and_without_the_trust_ratio(trust_ratio):
+    # Default (False): SimCLR's code exempts its classifier (head_supervised) from LARS's layer
+    # adaptation, so the probe's kernel takes momentum-SGD steps; True: the trust ratio too.
+    x, y = _noisy(400, dim=6, num_classes=3)
+    kw = dict(num_classes=3, epochs=25, batch_size=400, learning_rate=0.5, standardize=False)
+    if trust_ratio:
+        kw["trust_ratio"] = True
+    out = evaluation.linear_probe(x, y, x, y, optimizer="lars", **kw)
+    loss, top1 = _numpy_lars_probe(x.astype(np.float64), y, 3, 25, 0.5, trust_ratio)
+    np.testing.assert_allclose(out["final_loss"], loss, rtol=1e-4)
+    assert out["train_top1"] == pytest.approx(top1, abs=1e-6)
+    other = _numpy_lars_probe(x.astype(np.float64), y, 3, 25, 0.5, not trust_ratio)[0]
+    assert abs(other - loss) > 0.05  # the two readings are told apart
+
+
 def test_linear_probe_standardizes_test_rows_with_training_statistics():
     # Class 1 iff x0 > 1. A test set holding only class-1 rows would be re-centred around its
     # own mean (~1.5) by test statistics, sending about half of it to class 0.
@@ -471,6 +512,7 @@ def _probe(**kw):
         (dict(learning_rate=0.0), r"`learning_rate` must be a finite number > 0"),
         (dict(optimizer="rmsprop"), r"`optimizer` must be one of"),
         (dict(momentum=1.0), r"`momentum` must lie in \[0.0, 1.0\)"),
+        (dict(trust_ratio="yes"), r"`trust_ratio` must be True or False, got 'yes'"),
         (dict(test_x=np.zeros((20, 4), np.float32)), r"same feature dimension, got 3 and 4"),
         (dict(train_x=np.zeros((0, 3), np.float32), train_y=_Y[:0]), r"`train_x` is an empty"),
         (dict(train_x=_X.astype(np.int32)), r"`train_x` must have a floating dtype"),

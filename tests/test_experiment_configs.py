@@ -33,7 +33,7 @@ CASES = (
         (f"experiments/dacl/image_{row}.py", arg)
         for row in DACL_IMAGE_ROWS
         for arg in (None, "cifar100", "cpu")
-        + (("imagenet",) if row in ("dacl", "simclr", "simclr_dacl") else ())
+        + (("imagenet",) if row != "dacl_plus" else ())  # Table 3 has no DACL+
     ]
     + [(f"experiments/imix/image_{row}.py", a) for row in IMIX_IMAGE_ROWS for a in (None, "cpu")]
     + [
@@ -103,6 +103,30 @@ def test_dacl_table_1_paper_scale_and_cpu_variant(path):
     if paper.method.name != "supervised":
         assert paper.eval.linear_epochs == cpu.eval.linear_epochs == 200
     assert "Measured (:cpu" in _load(path).__doc__
+
+
+def test_dacl_image_paper_scale_follows_simclrs_model_and_probe():
+    # SimCLR's code, which DACL §5.2 follows: every block's last BN starts at 0, the head's
+    # hidden layers are as wide as the encoder's features, and its LARS exempts the linear
+    # classifier from layer adaptation. The cpu rows keep the probe they were measured with.
+    from flax import nnx
+
+    from jaxcl import models
+
+    for arg in ("cifar10", "cifar100", "imagenet"):
+        c = _load("experiments/dacl/image_simclr.py").get_config(arg)
+        m = c.model
+        net = nnx.eval_shape(  # shapes only: ResNet-50 (4x) is not built
+            lambda m=m: models.ResNet(
+                m.resnet_depth, width_multiplier=m.width_multiplier, rngs=nnx.Rngs(0)
+            )
+        )
+        assert (m.zero_init_residual, m.head_width, net.features) == (True, 8192, 8192)
+        assert (c.eval.linear_optimizer, c.eval.linear_trust_ratio) == ("lars", False)
+    cpu = _load("experiments/dacl/image_simclr.py").get_config("cpu")
+    assert (cpu.model.zero_init_residual, cpu.eval.linear_trust_ratio) == (False, True)
+    with pytest.raises(training.ConfigError, match="'imagenet' is not accepted"):
+        _load("experiments/dacl/image_dacl_plus.py").get_config("imagenet")
 
 
 def test_unknown_variant_is_an_error():

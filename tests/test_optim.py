@@ -39,6 +39,19 @@ def test_lars_adapts_kernels_only():
     np.testing.assert_allclose(updates["scale"], -lr * 0.5, rtol=1e-6)
 
 
+def test_lars_without_the_trust_ratio_is_momentum_sgd_with_lr_inside_the_momentum():
+    # SimCLR's LARS on a layer exempt from adaptation: v = m v + lr g; w -= v.
+    params = {"kernel": jnp.full((3, 3), 2.0)}
+    g1, g2 = jnp.full((3, 3), 0.5), jnp.full((3, 3), -0.2)
+    lrs = {0: 0.1, 1: 0.05}
+    tx = optim.make_optimizer("lars", lambda s: jnp.where(s == 0, 0.1, 0.05), trust_ratio=False)
+    state = tx.init(params)
+    u1, state = tx.update({"kernel": g1}, state, params)
+    u2, state = tx.update({"kernel": g2}, state, params)
+    np.testing.assert_allclose(u1["kernel"], -lrs[0] * 0.5, rtol=1e-6)
+    np.testing.assert_allclose(u2["kernel"], -(0.9 * lrs[0] * 0.5 + lrs[1] * -0.2), rtol=1e-6)
+
+
 def test_adamw_decays_kernels_only():
     params = {"kernel": jnp.ones((2, 2)), "bias": jnp.ones((2,))}
     zero = jax.tree.map(jnp.zeros_like, params)

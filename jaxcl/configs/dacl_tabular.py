@@ -61,6 +61,9 @@ CPU = {
     "optim.lr": 1.0,
     "optim.warmup_epochs": 5.0,
     "train.knn_every_epochs": 20,
+    # The probe these rows were measured with: LARS's trust ratio on the classifier, which
+    # SimCLR's code leaves out (``False``, the default; README, "Linear probe").
+    "eval.linear_trust_ratio": True,
 }
 
 

@@ -52,6 +52,9 @@ CPU = {
     "model.head_width": 512,
     "train.epochs": 60,
     "train.knn_every_epochs": 20,
+    # The probe these rows were measured with: LARS's trust ratio on the classifier, which
+    # SimCLR's code leaves out (``False``, the default; README, "Linear probe").
+    "eval.linear_trust_ratio": True,
 }
 
 

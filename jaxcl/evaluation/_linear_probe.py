@@ -25,10 +25,22 @@ _OPTIMIZERS = ("lars", "adam", "sgd")
         "optimizer",
         "weight_decay",
         "momentum",
+        "trust_ratio",
     ),
 )
 def _train(
-    x, y, key, learning_rate, *, num_classes, epochs, batch_size, optimizer, weight_decay, momentum
+    x,
+    y,
+    key,
+    learning_rate,
+    *,
+    num_classes,
+    epochs,
+    batch_size,
+    optimizer,
+    weight_decay,
+    momentum,
+    trust_ratio,
 ):
     """``epochs`` shuffled passes of minibatch updates; returns (params, last-epoch mean loss)."""
     n, dim = x.shape
@@ -37,7 +49,9 @@ def _train(
     schedule = optim.warmup_cosine(
         peak=learning_rate, total_steps=epochs * steps_per_epoch, warmup_steps=0
     )
-    tx = optim.make_optimizer(optimizer, schedule, weight_decay=weight_decay, momentum=momentum)
+    tx = optim.make_optimizer(
+        optimizer, schedule, weight_decay=weight_decay, momentum=momentum, trust_ratio=trust_ratio
+    )
     params = lm.zeros_init(dim, num_classes)
     # The last batch of an epoch is filled up with weight-0 rows: every example is seen once per
     # epoch and every step has one static shape.
@@ -79,6 +93,7 @@ def linear_probe(
     momentum: float = 0.9,
     standardize: bool = True,
     seed: int = 0,
+    trust_ratio: bool = False,
 ) -> dict:
     """Top-1 accuracy of a linear softmax classifier trained on frozen features.
 
@@ -89,9 +104,17 @@ def linear_probe(
     rate 0.1, batch 256, 200 epochs). The whole training is one compiled program (a scan over
     epochs of a scan over steps) and runs on the default device.
 
+    "LARS" here is LARS as SimCLR's code applies it to the linear classifier: its optimiser
+    leaves the layers it exempts from weight decay (batch norm, biases and the supervised head
+    ``head_supervised``) out of the layer adaptation too, so the classifier's kernel takes
+    plain momentum-SGD steps, without the trust ratio ``0.001 * |w| / |g|``. With
+    ``trust_ratio=True`` the kernel takes it (jaxcl's probe before 2026-11-29): from zeros, a
+    plain first step, then steps of ``lr * 0.001 * |w|``, a probe that can stay under-fitted
+    (on standardised Fashion-MNIST pixels, 20 epochs at lr 0.1: training loss 0.53 against
+    0.34 without it, test top-1 82.1 against 84.0).
+
     The classifier starts from zeros: the objective is convex, and zeros leave the seed only
-    the order of the examples. (With LARS, a kernel at zero takes a plain SGD first step, after
-    which the trust ratio scales its steps with its norm.) The last batch of each epoch is
+    the order of the examples. The last batch of each epoch is
     smaller when ``batch_size`` does not divide the training set; every example is seen once
     per epoch.
 
@@ -113,12 +136,15 @@ def linear_probe(
       epochs: number of passes over the training set, > 0.
       batch_size: minibatch size, > 0; a batch size above ``n_train`` means full batch.
       learning_rate: peak learning rate of the cosine schedule, > 0.
-      optimizer: ``'lars'`` (trust ratio and weight decay on the kernel only), ``'sgd'`` or
-        ``'adam'`` (AdamW when ``weight_decay > 0``), from :func:`jaxcl.optim.make_optimizer`.
+      optimizer: ``'lars'`` (weight decay on the kernel only; the trust ratio as
+        ``trust_ratio`` says), ``'sgd'`` or ``'adam'`` (AdamW when ``weight_decay > 0``), from
+        :func:`jaxcl.optim.make_optimizer`.
       weight_decay: L2 coefficient on the kernel, >= 0 (DACL: 0 for linear evaluation).
       momentum: LARS/SGD momentum in [0, 1).
       standardize: z-score features with training statistics first (see above).
       seed: seed of the per-epoch shuffles; equal seeds give equal results.
+      trust_ratio: with ``'lars'``, whether the kernel takes LARS's trust ratio (see above;
+        ``False``, SimCLR's practice, by default). Ignored by the other optimisers.
 
     Returns:
       ``{'test_top1', 'train_top1', 'final_loss'}``: accuracies in [0, 1] of the final
@@ -161,6 +187,8 @@ def linear_probe(
     momentum = _inputs.real(fn, "momentum", momentum, allow_zero=True)
     _checks.in_range(fn, "momentum", momentum, 0.0, 1.0, high_open=True)
     seed = _inputs.seed(fn, seed)
+    if not isinstance(trust_ratio, bool):
+        _checks.fail(fn, f"`trust_ratio` must be True or False, got {trust_ratio!r}")
 
     if standardize:
         train_x, test_x = lm.standardize(train_x, test_x)
@@ -176,6 +204,7 @@ def linear_probe(
         optimizer=optimizer,
         weight_decay=weight_decay,
         momentum=momentum,
+        trust_ratio=trust_ratio and optimizer == "lars",
     )
     return {
         "test_top1": lm.accuracy(params, test_x, test_y),

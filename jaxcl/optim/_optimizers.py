@@ -25,6 +25,10 @@ def decay_mask(params):
     return jax.tree.map(lambda p: jax.numpy.ndim(p) > 1, params)
 
 
+def _nowhere(params):
+    return jax.tree.map(lambda _: False, params)
+
+
 def make_optimizer(
     name: str,
     schedule: optax.Schedule,
@@ -32,6 +36,7 @@ def make_optimizer(
     weight_decay: float = 0.0,
     momentum: float = 0.9,
     trust_coefficient: float = 0.001,
+    trust_ratio: bool = True,
 ) -> optax.GradientTransformation:
     """``'lars'`` (decay and trust ratio on kernels only), ``'adam'``, ``'adam_l2'`` or ``'sgd'``.
 
@@ -47,6 +52,10 @@ def make_optimizer(
         ``'adam_l2'``), on kernels only except for ``'adam_l2'``.
       momentum: LARS/SGD momentum.
       trust_coefficient: LARS's eta.
+      trust_ratio: for ``'lars'``, whether kernels take the trust ratio
+        ``trust_coefficient * |w| / |g|``. ``False`` leaves LARS as momentum SGD with its
+        weight decay, as SimCLR's code runs it on the linear classifier (``head_supervised``
+        is among the layers it excludes from layer adaptation).
     """
     if name == "lars":
         return optax.lars(
@@ -54,7 +63,7 @@ def make_optimizer(
             weight_decay=weight_decay,
             weight_decay_mask=decay_mask,
             trust_coefficient=trust_coefficient,
-            trust_ratio_mask=decay_mask,
+            trust_ratio_mask=decay_mask if trust_ratio else _nowhere,
             momentum=momentum,
         )
     if name == "adam":

@@ -127,6 +127,7 @@ CHECKS = {
     "eval.linear_batch_size": _positive_int,
     "eval.linear_lr": _positive,
     "eval.linear_optimizer": lambda p, v: _choice(p, v, ("lars", "adam", "sgd")),
+    "eval.linear_trust_ratio": flag,
     "eval.knn_k": _positive_int,
     "eval.knn_max_train": _positive_int,
     "eval.graph_protocol": lambda p, v: _choice(p, v, ("linear", "svm")),

@@ -82,6 +82,7 @@ def config_defaults(data: str, method, config) -> dict:
             linear_batch_size=256,
             linear_lr=0.1,
             linear_optimizer="lars",
+            linear_trust_ratio=False,  # LARS's trust ratio on the classifier (SimCLR: no)
             linear_augment=False,  # random resized crop + flip while fitting (SimCLR rows)
             knn_k=200,
             knn_max_train=10000,
@@ -269,6 +270,7 @@ class ImageTask:
                 batch_size=min(cfg.linear_batch_size, len(train[1])),
                 learning_rate=cfg.linear_lr,
                 optimizer=cfg.linear_optimizer,
+                trust_ratio=cfg.linear_trust_ratio,
                 seed=self.config.seed,
             )
         return {
@@ -293,7 +295,13 @@ class ImageTask:
             )
         total = cfg.linear_epochs * steps_per_epoch
         schedule = optim.warmup_cosine(peak=cfg.linear_lr, total_steps=total, warmup_steps=0)
-        tx = optim.make_optimizer(cfg.linear_optimizer, schedule, weight_decay=0.0, momentum=0.9)
+        tx = optim.make_optimizer(
+            cfg.linear_optimizer,
+            schedule,
+            weight_decay=0.0,
+            momentum=0.9,
+            trust_ratio=cfg.linear_trust_ratio,
+        )
         params = lm.zeros_init(int(test[0].shape[1]), self.spec.num_classes)
         opt_state = tx.init(params)
         size = self.size

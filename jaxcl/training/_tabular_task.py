@@ -93,6 +93,7 @@ def config_defaults(data: str, method, config) -> dict:
             linear_batch_size=256,
             linear_lr=0.1,
             linear_optimizer="lars",
+            linear_trust_ratio=False,  # LARS's trust ratio on the classifier (SimCLR: no)
             knn_k=20,
             knn_max_train=10000,  # kNN monitor on at most this many training examples
         )
@@ -190,6 +191,7 @@ class TabularTask(RowBatches):
             batch_size=min(cfg.eval.linear_batch_size, len(ds.train_x)),
             learning_rate=cfg.eval.linear_lr,
             optimizer=cfg.eval.linear_optimizer,
+            trust_ratio=cfg.eval.linear_trust_ratio,
             seed=cfg.seed,
         )
         return {
