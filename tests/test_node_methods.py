@@ -156,7 +156,9 @@ def test_grace_loss_encodes_the_two_views():
 
 def test_esco_grace_with_exact_kernel_and_lam_half_over_tau_is_symmetric_infonce():
     tau = 0.5
-    cfg = _config("grace_esco", rf_method="exact", lam=1 / (2 * tau), temperature=tau)
+    cfg = _config(
+        "grace_esco", rf_method="exact", lam=1 / (2 * tau), temperature=tau, esco_negatives="cross"
+    )
     method = methods.GRACEESCo(cfg)
     rng = np.random.default_rng(1)
     h1, h2 = rng.normal(size=(2, 40, 8)).astype(np.float32)
@@ -165,8 +167,9 @@ def test_esco_grace_with_exact_kernel_and_lam_half_over_tau_is_symmetric_infonce
     np.testing.assert_allclose(got, want, rtol=1e-5)
     rff = methods.GRACEESCo(_config("grace_esco", rf_method="rff", num_features=256))
     assert np.isfinite(float(rff.contrastive_loss(h1, h2, jax.random.key(0))))
-    # with GRACE's own negative set (both views, the anchor left out): GRACE's loss
-    cfg.method.esco_negatives = "both"
+    # with GRACE's own negative set (both views, the anchor left out; the default): GRACE's
+    cfg = _config("grace_esco", rf_method="exact", lam=1 / (2 * tau), temperature=tau)
+    assert cfg.method.esco_negatives == "both"
     both = methods.GRACEESCo(cfg).contrastive_loss(h1, h2, jax.random.key(0))
     grace = methods.GRACE(_config("grace", temperature=tau)).contrastive_loss(h1, h2, None)
     np.testing.assert_allclose(both, grace, rtol=1e-5)

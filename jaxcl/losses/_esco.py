@@ -166,7 +166,9 @@ def esco_loss(
     SORF has lower variance than RFF but a bias of order 1/d that grows as tau falls (its
     rows have a fixed norm; ``features=draw_sorf(key, d, D, norms='chi')`` removes most of
     it, see :func:`jaxcl.random_features.draw_sorf`); positive features are unbiased but
-    their variance grows like ``exp(2/tau)``. Below tau ~ 0.2 use ``'rff'`` with a large D,
+    a term's relative variance is ``exp((2 + 2c)/tau) - 1`` at cosine ``c``: ``exp(2/tau)``
+    for orthogonal pairs, up to ``exp(4/tau)`` for aligned ones (the positive pair, and the
+    self term of ``'intra'``). Below tau ~ 0.2 use ``'rff'`` with a large D,
     or ``'exact'``.
 
     Memory stays linear in N: random features are computed one block of ``chunk_size`` rows

@@ -187,11 +187,13 @@ class GRACEESCo(GRACE):
     :func:`jaxcl.losses.esco_loss` with trade-off ``lam``, Gaussian-kernel bandwidth
     ``temperature``, ``rf_method`` random features (``'rff'``, ``'sorf'``, ``'positive'`` or
     ``'exact'``) of ``num_features`` frequencies drawn afresh every step (once per run with
-    ``redraw_features=False``), both directions
-    averaged, negatives from the other view (``esco_negatives='cross'``, ESCo Eq. 1's
-    pairing), the anchor's own view (``'intra'``, Eq. 9 as printed), or both without the
-    anchor itself (``'both'``: GRACE's own set; with ``rf_method='exact'`` and
-    ``lam = 1 / (2 * temperature)`` the loss is GRACE's).
+    ``redraw_features=False``), both directions averaged. The negatives: by default both
+    views without the anchor itself (``esco_negatives='both'``: GRACE's own set, and ESCo
+    App. B.3's "all the other nodes within the graph"; with ``rf_method='exact'`` and
+    ``lam = 1 / (2 * temperature)`` the loss is GRACE's), else the other view only
+    (``'cross'``, ESCo Eq. 1's pairing) or the anchor's own view (``'intra'``, Eq. 9 as
+    printed). Until 2026-11-29 the class default was ``'cross'``; the configs of
+    :mod:`jaxcl.configs.grace_node` have always set ``'both'``.
 
     References:
       ESCo (ICLR 2022 submission), §5.2.2, Appendix B.3, Table 4.
@@ -203,7 +205,7 @@ class GRACEESCo(GRACE):
         "lam": 1.2,
         "rf_method": "sorf",
         "num_features": 1024,
-        "esco_negatives": "cross",
+        "esco_negatives": "both",
         "redraw_features": True,
     }
 

@@ -31,7 +31,8 @@ def esco_objective(hp, z_a, z_b, key, seed: int):
     averaged. The frequencies are drawn from the step's ``key`` (``redraw_features=True``)
     or, with ``redraw_features=False``, once from the run's ``seed`` and the same at every
     step (the random-feature map is then one fixed kernel approximation, not a fresh
-    unbiased estimate each step; the paper does not say which it used)."""
+    unbiased estimate each step; the paper's Algorithm 1 draws them inside the loss, i.e.
+    afresh at every step, as the default does)."""
     if not hp.redraw_features:
         key = jax.random.fold_in(jax.random.key(seed), _FIXED_FEATURES)
     return losses.esco_loss(
