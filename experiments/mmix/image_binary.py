@@ -4,12 +4,16 @@
         --workdir=/tmp/mmix_image_binary_cifar10
     # CIFAR-100: :cifar100; Fashion-MNIST on 2 CPU cores: :cpu
 
-Setup: :mod:`jaxcl.configs.mmix_images`. Measured: CIFAR not yet (not available here; the
-config runs on tfds mock data in tests/test_image_task.py). ``:cpu`` (Fashion-MNIST, seeds
-0-2, 2-core CPU shared with other jobs, 12-15 min a run, commits ab7840e / a32ebe8):
-linear top-1 76.1 ± 0.4 (76.0 / 75.8 / 76.5), kNN 71.6 ± 0.2;
-see experiments/mmix/results/image_cpu.json and the README. Measured when the raw head
-outputs were mixed (the l2-normalised ones since 2026-11-29); not rerun yet.
+Setup: :mod:`jaxcl.configs.mmix_images`. Measured: CIFAR not yet (not available here; the config
+runs on tfds mock data in tests/test_image_task.py). ``:cpu`` (Fashion-MNIST, seeds 0-2 with
+``--config.seed``; commit e87ad16, 2026-11-29, 2 AMD EPYC Zen 3 cores shared by two or three
+runs, 19-23 min a run): linear top-1 76.0 ± 0.8 (76.17 / 75.11 / 76.76) with the config's probe
+(LARS with the trust ratio on the classifier); 77.7 ± 0.9 (77.13 / 77.28 / 78.80) when each
+run's final checkpoint is evaluated again with ``--config.eval.linear_trust_ratio=False``
+(SimCLR's probe, commit 4301297); kNN 71.3 ± 0.1. See experiments/mmix/results/image_cpu.json
+(``rerun_normalised_mixing``) and the README.
+Earlier, when the raw head outputs were mixed (before 4faf2b8; commits ab7840e / a32ebe8): 76.1
+± 0.4 (76.0 / 75.8 / 76.5) with the config's probe.
 """
 
 from jaxcl.configs import mmix_images

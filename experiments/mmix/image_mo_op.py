@@ -4,12 +4,16 @@
         --workdir=/tmp/mmix_image_mo_op_cifar10
     # CIFAR-100: :cifar100; Fashion-MNIST on 2 CPU cores: :cpu
 
-Setup: :mod:`jaxcl.configs.mmix_images`. Measured: CIFAR not yet (not available here; the
-config runs on tfds mock data in tests/test_image_task.py). ``:cpu`` (Fashion-MNIST, seeds
-0-2, 2-core CPU shared with other jobs, 8-16 min a run, commits ab7840e / a32ebe8):
-linear top-1 76.2 ± 1.2 (75.5 / 75.4 / 77.6), kNN 71.7 ± 0.7;
-see experiments/mmix/results/image_cpu.json and the README. Measured when the raw head
-outputs were mixed (the l2-normalised ones since 2026-11-29); not rerun yet.
+Setup: :mod:`jaxcl.configs.mmix_images`. Measured: CIFAR not yet (not available here; the config
+runs on tfds mock data in tests/test_image_task.py). ``:cpu`` (Fashion-MNIST, seeds 0-2 with
+``--config.seed``; commit e87ad16, 2026-11-29, 2 AMD EPYC Zen 3 cores shared by two or three
+runs, 20-23 min a run): linear top-1 76.4 ± 1.0 (76.18 / 75.43 / 77.45) with the config's probe
+(LARS with the trust ratio on the classifier); 78.2 ± 0.8 (77.58 / 77.81 / 79.10) when each
+run's final checkpoint is evaluated again with ``--config.eval.linear_trust_ratio=False``
+(SimCLR's probe, commit 4301297); kNN 71.9 ± 0.7. See experiments/mmix/results/image_cpu.json
+(``rerun_normalised_mixing``) and the README.
+Earlier, when the raw head outputs were mixed (before 4faf2b8; commits ab7840e / a32ebe8): 76.2
+± 1.2 (75.5 / 75.4 / 77.6) with the config's probe.
 """
 
 from jaxcl.configs import mmix_images
