@@ -110,13 +110,12 @@ def linear_probe(
     plain momentum-SGD steps, without the trust ratio ``0.001 * |w| / |g|``. With
     ``trust_ratio=True`` the kernel takes it (jaxcl's probe before 2026-11-29): from zeros, a
     plain first step, then steps of ``lr * 0.001 * |w|``, a probe that can stay under-fitted
-    (on standardised Fashion-MNIST pixels, 20 epochs at lr 0.1: training loss 0.53 against
-    0.34 without it, test top-1 82.1 against 84.0).
+    (on standardised Fashion-MNIST pixels, 20 epochs at lr 0.1, batch 256: training loss 0.53
+    and test top-1 82.1 against 0.34 and 84.0 with ``optimizer='sgd'``, momentum SGD).
 
     The classifier starts from zeros: the objective is convex, and zeros leave the seed only
-    the order of the examples. The last batch of each epoch is
-    smaller when ``batch_size`` does not divide the training set; every example is seen once
-    per epoch.
+    the order of the examples. The last batch of each epoch is smaller when ``batch_size``
+    does not divide the training set; every example is seen once per epoch.
 
     ``standardize`` z-scores every column with the mean and standard deviation of the
     training features (constant columns are only centred) and applies the same map to the
