@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import ml_collections
 
-from jaxcl.configs.common import apply_setup, parse_arg
+from jaxcl.configs.common import MEASURED_PROBE, apply_setup, parse_arg
 from jaxcl.training import base_config
 
 # Each row's method and hyperparameters (the image-specific keys exist only for SimCLR rows).
@@ -118,9 +118,7 @@ CPU = {
     "eval.linear_lr": 0.1,
     "eval.knn_max_train": 10000,
     "data.workers": 1,
-    # The probe these rows were measured with: LARS's trust ratio on the classifier, which
-    # SimCLR's code leaves out (``False``, the default; README, "Linear probe").
-    "eval.linear_trust_ratio": True,
+    **MEASURED_PROBE,  # the probe of these rows' recorded numbers
 }
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ml_collections
 
-from jaxcl.configs.common import apply_setup, parse_arg
+from jaxcl.configs.common import MEASURED_PROBE, apply_setup, parse_arg
 from jaxcl.training import base_config
 
 # Hyperparameters of each row. The paper searched alpha in {0.5..0.9} (beta = alpha),
@@ -61,9 +61,7 @@ CPU = {
     "optim.lr": 1.0,
     "optim.warmup_epochs": 5.0,
     "train.knn_every_epochs": 20,
-    # The probe these rows were measured with: LARS's trust ratio on the classifier, which
-    # SimCLR's code leaves out (``False``, the default; README, "Linear probe").
-    "eval.linear_trust_ratio": True,
+    **MEASURED_PROBE,  # the probe of these rows' recorded numbers
 }
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import ml_collections
 
-from jaxcl.configs.common import apply_setup, parse_arg
+from jaxcl.configs.common import MEASURED_PROBE, apply_setup, parse_arg
 from jaxcl.training import base_config
 
 ROWS = {
@@ -79,9 +79,7 @@ CPU = {
     "eval.linear_lr": 0.1,
     "eval.knn_max_train": 10000,
     "data.workers": 1,
-    # The probe these rows were measured with: LARS's trust ratio on the classifier, which
-    # SimCLR's code leaves out (``False``, the default; README, "Linear probe").
-    "eval.linear_trust_ratio": True,
+    **MEASURED_PROBE,  # the probe of these rows' recorded numbers
 }
 
 

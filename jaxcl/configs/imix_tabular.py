@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ml_collections
 
-from jaxcl.configs.common import apply_setup, parse_arg
+from jaxcl.configs.common import MEASURED_PROBE, apply_setup, parse_arg
 from jaxcl.training import base_config
 
 SHARED = {
@@ -52,9 +52,7 @@ CPU = {
     "model.head_width": 512,
     "train.epochs": 60,
     "train.knn_every_epochs": 20,
-    # The probe these rows were measured with: LARS's trust ratio on the classifier, which
-    # SimCLR's code leaves out (``False``, the default; README, "Linear probe").
-    "eval.linear_trust_ratio": True,
+    **MEASURED_PROBE,  # the probe of these rows' recorded numbers
 }
 
 

@@ -30,7 +30,7 @@ the Gaussian baseline on digits. Measured table: README.md ("Quickstart").
 
 import ml_collections
 
-from jaxcl.configs.common import parse_arg
+from jaxcl.configs.common import MEASURED_PROBE, apply_setup, parse_arg
 from jaxcl.training import base_config
 
 
@@ -54,7 +54,7 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
     c.eval.linear_batch_size = 128
     c.eval.linear_lr = 0.5
     c.eval.knn_k = 10
-    c.eval.linear_trust_ratio = True  # the probe of the README's numbers (README, "Linear probe")
+    apply_setup(c, MEASURED_PROBE)  # the probe of the README's numbers
     c.repeats = 3
     # Keys sort alphabetically in a ConfigDict; the prefixes keep the paper's row order. Each
     # variant's config holds the keys that apply to it (no optimiser for no pretraining).
