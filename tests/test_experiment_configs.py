@@ -108,7 +108,8 @@ def test_dacl_table_1_paper_scale_and_cpu_variant(path):
 def test_dacl_image_paper_scale_follows_simclrs_model_and_probe():
     # SimCLR's code, which DACL §5.2 follows: every block's last BN starts at 0, the head's
     # hidden layers are as wide as the encoder's features, and its LARS exempts the linear
-    # classifier from layer adaptation. The cpu rows keep the probe they were measured with.
+    # classifier from layer adaptation; its probe takes the features as they are (no z-score).
+    # The cpu rows keep the probe they were measured with.
     from flax import nnx
 
     from jaxcl import models
@@ -123,8 +124,11 @@ def test_dacl_image_paper_scale_follows_simclrs_model_and_probe():
         )
         assert (m.zero_init_residual, m.head_width, net.features) == (True, 8192, 8192)
         assert (c.eval.linear_optimizer, c.eval.linear_trust_ratio) == ("lars", False)
+        no_aug = _load("experiments/dacl/image_dacl.py").get_config(arg)  # cached features
+        assert (no_aug.eval.linear_augment, no_aug.eval.linear_standardize) == (False, False)
     cpu = _load("experiments/dacl/image_simclr.py").get_config("cpu")
     assert (cpu.model.zero_init_residual, cpu.eval.linear_trust_ratio) == (False, True)
+    assert cpu.eval.linear_standardize  # as the recorded cpu rows were scored
     with pytest.raises(training.ConfigError, match="'imagenet' is not accepted"):
         _load("experiments/dacl/image_dacl_plus.py").get_config("imagenet")
 

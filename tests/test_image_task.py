@@ -193,6 +193,7 @@ def test_fashion_mnist_images_train_and_evaluate(tmp_path, monkeypatch):
     config = _shrink(_load("experiments/dacl/image_simclr.py", "cpu"))
     config.data.data_dir = str(tmp_path / "tfds")  # prepared from the idx files on first use
     config.eval.linear_augment = True  # SimCLR's crop + flip protocol, streamed
+    config.eval.linear_standardize = False  # (the cpu rows' cached-feature probe z-scores)
     results = training.train_and_evaluate(config, str(tmp_path / "run"))
     assert results["steps"] == 5 and np.isfinite(results["final_loss"])
     for key in ("test_top1", "linear_train_top1", "knn_top1"):
@@ -242,6 +243,20 @@ def test_image_size_other_than_a_fixed_size_sets_own_is_refused(tmp_path):
     config.data.image_size = 64
     with tfds.testing.mock_data(num_examples=16, policy=tfds.testing.MockPolicy.USE_CODE):
         with pytest.raises(training.ConfigError, match=r"image_size = 64: .*expected 0 or 32"):
+            training.train_and_evaluate(config, str(tmp_path))
+
+
+def test_standardising_an_augmented_probe_is_refused(tmp_path):
+    # fresh crops every epoch leave no fixed training features to take statistics from
+    import tensorflow_datasets as tfds
+
+    config = _shrink(_load("experiments/dacl/image_simclr.py", "cifar10"))
+    assert config.eval.linear_augment and not config.eval.linear_standardize
+    config.eval.linear_standardize = True
+    with tfds.testing.mock_data(num_examples=16, policy=tfds.testing.MockPolicy.USE_CODE):
+        with pytest.raises(
+            training.ConfigError, match=r"linear_standardize = True: the augmented probe"
+        ):
             training.train_and_evaluate(config, str(tmp_path))
 
 

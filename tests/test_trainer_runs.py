@@ -111,6 +111,24 @@ def test_no_pretraining_and_supervised_rows(tmp_path, monkeypatch):
     assert calls == [1]  # the trainer applies the setting when the config asks for it
 
 
+@pytest.mark.parametrize("standardize", [False, True])
+def test_tabular_probe_standardises_only_when_asked(tmp_path, monkeypatch, standardize):
+    # eval.linear_standardize reaches the probe (SimCLR's protocol: False, the default)
+    from jaxcl import evaluation
+
+    real, seen = evaluation.linear_probe, []
+
+    def spy(*args, **kw):
+        seen.append(kw["standardize"])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(evaluation, "linear_probe", spy)
+    assert _tiny("none").eval.linear_standardize is False
+    config = _tiny("none", **{"eval.linear_standardize": standardize})
+    assert 0.0 <= training.train_and_evaluate(config, str(tmp_path))["test_top1"] <= 1.0
+    assert seen == [standardize]
+
+
 def test_non_finite_loss_stops_with_step_and_metric_and_keeps_checkpoints(tmp_path, monkeypatch):
     clean = data_lib.load_digits_tabular()
     n = len(clean.train_x)

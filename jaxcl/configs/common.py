@@ -14,9 +14,10 @@ import ml_collections
 from jaxcl.training import ConfigError
 
 # The linear probe the recorded ``cpu`` rows (and the quickstart) were measured with: LARS's
-# trust ratio on the classifier, which SimCLR's code leaves out (``False``, the default;
-# README, "Linear probe"). Kept so that those rows' commands reproduce their numbers.
-MEASURED_PROBE = {"eval.linear_trust_ratio": True}
+# trust ratio on the classifier and features z-scored with training statistics, both of which
+# SimCLR's code leaves out (``False``, the defaults; README, "Linear probe"). Kept so that
+# those rows' commands reproduce their numbers.
+MEASURED_PROBE = {"eval.linear_trust_ratio": True, "eval.linear_standardize": True}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -17,9 +17,9 @@ for ImageNet, 10 warm-up epochs then cosine decay, weight decay 1e-6, 1000 epoch
 Gaussian blur (p 0.5). Linear evaluation: CIFAR batch 256, 200 epochs, LARS lr 1.0, cosine,
 no weight decay or warm-up; ImageNet batch 4096, 90 epochs, LARS lr 1.6. That LARS is SimCLR's
 on its classifier: without the trust ratio (its ``head_supervised`` is exempt from layer
-adaptation), i.e. momentum SGD. The domain-agnostic
-rows (No-Pretraining, Gaussian, DACL, DACL+) use no augmentation in linear evaluation; SimCLR
-and SimCLR+DACL use random crop + flip.
+adaptation), i.e. momentum SGD, on the encoder's features as they are (not z-scored). The
+domain-agnostic rows (No-Pretraining, Gaussian, DACL, DACL+) use no augmentation in linear
+evaluation; SimCLR and SimCLR+DACL use random crop + flip.
 
 What the paper leaves open, and what we use: colour strength 0.5 on CIFAR and 1.0 on
 ImageNet, NT-Xent temperature 0.5 on CIFAR and 0.1 on ImageNet (SimCLR's own settings for
@@ -32,8 +32,9 @@ files), ResNet-18 with 8 channels in its first stage (CIFAR stem), 2-layer head 
 dimensions, batch 256, 3 epochs, LARS lr 1.0 with half an epoch of warm-up, colour strength
 0.5 and no blur (28x28 images). Linear evaluation without augmentation for every row (the
 crop + flip protocol recomputes 60k features per epoch, too slow for 2 cores), 100 epochs
-on the cached, standardised features, with LARS's trust ratio on the classifier (the probe
-the rows were measured with; ``--config.eval.linear_trust_ratio=False`` gives SimCLR's); kNN
+on the cached features, z-scored with training statistics and with LARS's trust ratio on the
+classifier (the probe the rows were measured with; ``--config.eval.linear_trust_ratio=False
+--config.eval.linear_standardize=False`` gives SimCLR's); kNN
 (k 200) on 10k training images. Its ResNet-18 keeps every block's last batch-norm scale at 1,
 as when its rows were measured.
 """

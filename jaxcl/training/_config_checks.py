@@ -128,6 +128,7 @@ CHECKS = {
     "eval.linear_lr": _positive,
     "eval.linear_optimizer": lambda p, v: _choice(p, v, ("lars", "adam", "sgd")),
     "eval.linear_trust_ratio": flag,
+    "eval.linear_standardize": flag,
     "eval.knn_k": _positive_int,
     "eval.knn_max_train": _positive_int,
     "eval.graph_protocol": lambda p, v: _choice(p, v, ("linear", "svm")),

@@ -83,6 +83,7 @@ def config_defaults(data: str, method, config) -> dict:
             linear_lr=0.1,
             linear_optimizer="lars",
             linear_trust_ratio=False,  # LARS's trust ratio on the classifier (SimCLR: no)
+            linear_standardize=False,  # z-score the cached features first (SimCLR: no)
             linear_augment=False,  # random resized crop + flip while fitting (SimCLR rows)
             knn_k=200,
             knn_max_train=10000,
@@ -126,6 +127,15 @@ class ImageTask:
         self.spec = methods.DataSpec(
             "image", channels, src.num_classes, image_shape=(self.size, self.size, channels)
         )
+        ev = config.eval
+        if not method.supervised and ev.linear_augment and ev.linear_standardize:
+            # the augmented probe streams fresh crops every epoch: no fixed features to
+            # take training statistics from
+            raise ConfigError(
+                "config.eval.linear_standardize = True: the augmented probe "
+                "(config.eval.linear_augment = True) trains on fresh crops every epoch and "
+                "has no cached training features to standardise; expected False with it"
+            )
         if not method.pretrains:
             self.steps_per_epoch = self.examples_per_step = 0
             return
@@ -271,6 +281,7 @@ class ImageTask:
                 learning_rate=cfg.linear_lr,
                 optimizer=cfg.linear_optimizer,
                 trust_ratio=cfg.linear_trust_ratio,
+                standardize=cfg.linear_standardize,
                 seed=self.config.seed,
             )
         return {

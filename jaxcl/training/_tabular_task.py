@@ -94,6 +94,7 @@ def config_defaults(data: str, method, config) -> dict:
             linear_lr=0.1,
             linear_optimizer="lars",
             linear_trust_ratio=False,  # LARS's trust ratio on the classifier (SimCLR: no)
+            linear_standardize=False,  # z-score the features first (SimCLR: no)
             knn_k=20,
             knn_max_train=10000,  # kNN monitor on at most this many training examples
         )
@@ -192,6 +193,7 @@ class TabularTask(RowBatches):
             learning_rate=cfg.eval.linear_lr,
             optimizer=cfg.eval.linear_optimizer,
             trust_ratio=cfg.eval.linear_trust_ratio,
+            standardize=cfg.eval.linear_standardize,
             seed=cfg.seed,
         )
         return {
