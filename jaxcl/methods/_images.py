@@ -100,7 +100,9 @@ class SimCLRDACL(SimCLR):
     """SimCLR + DACL (DACL §5.2): per batch, the SimCLR loss of two augmented views plus
     ``dacl_weight`` times the DACL loss of two linear Mixup-noise views (``lam ~ U(alpha,
     1)``) of the whole images, each pair through the model on its own (batch norm sees each
-    pair's 2N rows, as a SimCLR or DACL step alone would)."""
+    pair's 2N rows, as a SimCLR or DACL step alone would). Batch norm's running averages,
+    which the evaluation's features use, therefore take two updates a step, the augmented
+    pair's and then the mixed pair's, as two calls of one Keras model in a TF step would."""
 
     name = "simclr_dacl"
     defaults = {"temperature": 0.5, "alpha": 0.9, "dacl_weight": 1.0, **IMAGE_VIEW_DEFAULTS}

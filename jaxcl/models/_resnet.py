@@ -1,7 +1,9 @@
 """ResNet-18/34/50 encoders with a width multiplier and a CIFAR or ImageNet stem.
 
 The layout is torchvision's ``resnet{18,34,50}`` (v1.5: a bottleneck block strides in its
-3x3 convolution) without the classifier: the encoder returns the globally averaged
+3x3 convolution; a block's shortcut is a 1x1 convolution + batch norm only where the block
+changes the width or the resolution, so a basic-block ResNet's first stage adds its input
+unchanged) without the classifier: the encoder returns the globally averaged
 features of its last stage, ``512 k`` (basic blocks) or ``2048 k`` (bottleneck) wide for
 width multiplier ``k`` (DACL and SimCLR's ResNet-50 (4x): ``k = 4``). Convolutions carry no
 bias and are initialised as torchvision's (Kaiming normal, fan out); every convolution is
