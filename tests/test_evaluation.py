@@ -202,6 +202,7 @@ def test_linear_probe_standardizes_test_rows_with_training_statistics():
         epochs=30,
         batch_size=100,
         learning_rate=1.0,
+        standardize=True,
     )
     assert out["test_top1"] >= 0.97
 
@@ -513,6 +514,7 @@ def _probe(**kw):
         (dict(optimizer="rmsprop"), r"`optimizer` must be one of"),
         (dict(momentum=1.0), r"`momentum` must lie in \[0.0, 1.0\)"),
         (dict(trust_ratio="yes"), r"`trust_ratio` must be True or False, got 'yes'"),
+        (dict(standardize=1), r"`standardize` must be True or False, got 1"),
         (dict(test_x=np.zeros((20, 4), np.float32)), r"same feature dimension, got 3 and 4"),
         (dict(train_x=np.zeros((0, 3), np.float32), train_y=_Y[:0]), r"`train_x` is an empty"),
         (dict(train_x=_X.astype(np.int32)), r"`train_x` must have a floating dtype"),

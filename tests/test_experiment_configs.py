@@ -61,6 +61,29 @@ def test_experiment_config_validates(path, arg):
         training.validate(cfg)
 
 
+MMIX_IMAGE = [(f"experiments/mmix/image_{r}.py", a) for r in ("simclr", "binary", "mo_op")
+              for a in (None, "cifar100", "cpu")]  # fmt: skip
+
+
+def test_measured_rows_keep_their_probe_and_paper_rows_take_simclrs():
+    # The cpu rows' (and the quickstart's) numbers were measured with the trust ratio on
+    # the classifier and z-scored features; the paper-scale rows probe as SimCLR's code.
+    checked = {True: [], False: []}
+    for path, arg in CASES + MMIX_IMAGE:
+        c = _load(path).get_config(arg)
+        if "linear_standardize" not in c.eval or "quick" in (arg or ""):
+            continue  # no cached-feature probe (supervised, graphs, synthetic), or a smoke test
+        measured = "cpu" in (arg or "") or "quickstart" in path
+        probe = (c.eval.linear_trust_ratio, c.eval.linear_standardize)
+        assert probe == (measured, measured), (path, arg)
+        checked[measured].append(Path(path).stem + (f":{arg}" if arg else ""))
+    # the rows of every table measured here are among them
+    for row in ("tabular_fmnist_dacl:cpu", "image_dacl:cpu", "image_imix_byol:cpu",
+                "image_mo_op:cpu", "metaug:cpu", "image_sorf:cpu", "quickstart"):  # fmt: skip
+        assert row in checked[True], row
+    assert {"image_dacl", "image_simclr:imagenet", "tabular_fmnist_dacl"} <= set(checked[False])
+
+
 def test_esco_image_rows_hold_appendix_c():
     for arg, lam in ((None, 1.04), ("cifar100", 1.08), ("stl10", 1.04), ("cpu", 1.04)):
         rff = _load("experiments/esco/image_rff.py").get_config(arg)

@@ -246,18 +246,38 @@ def test_image_size_other_than_a_fixed_size_sets_own_is_refused(tmp_path):
             training.train_and_evaluate(config, str(tmp_path))
 
 
-def test_standardising_an_augmented_probe_is_refused(tmp_path):
+def test_standardising_an_augmented_probe_is_refused():
     # fresh crops every epoch leave no fixed training features to take statistics from
-    import tensorflow_datasets as tfds
-
-    config = _shrink(_load("experiments/dacl/image_simclr.py", "cifar10"))
+    config = _load("experiments/dacl/image_simclr.py", "cifar10")
     assert config.eval.linear_augment and not config.eval.linear_standardize
     config.eval.linear_standardize = True
+    with pytest.raises(
+        training.ConfigError, match=r"linear_standardize = True: expected False with eval.linear"
+    ):
+        training.validate(config)
+
+
+def test_the_cached_feature_probe_standardises_only_when_asked(tmp_path, monkeypatch):
+    # eval.linear_standardize reaches the image task's probe (SimCLR's protocol: False)
+    import tensorflow_datasets as tfds
+
+    from jaxcl import evaluation
+
+    real, seen = evaluation.linear_probe, []
+
+    def spy(*args, **kw):
+        seen.append(kw["standardize"])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(evaluation, "linear_probe", spy)
+    config = _shrink(_load("experiments/dacl/image_dacl.py", "cifar10"))  # cached features
+    assert not config.eval.linear_augment and not config.eval.linear_standardize
     with tfds.testing.mock_data(num_examples=16, policy=tfds.testing.MockPolicy.USE_CODE):
-        with pytest.raises(
-            training.ConfigError, match=r"linear_standardize = True: the augmented probe"
-        ):
-            training.train_and_evaluate(config, str(tmp_path))
+        for standardize in (False, True):
+            config.eval.linear_standardize = standardize
+            results = training.train_and_evaluate(config, str(tmp_path / str(standardize)))
+            assert 0.0 <= results["test_top1"] <= 1.0
+    assert seen == [False, True]
 
 
 def test_dacl_table_1_cifar10_column_runs_on_mock_data(tmp_path):

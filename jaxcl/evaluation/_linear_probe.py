@@ -91,7 +91,7 @@ def linear_probe(
     optimizer: str = "lars",
     weight_decay: float = 0.0,
     momentum: float = 0.9,
-    standardize: bool = True,
+    standardize: bool = False,
     seed: int = 0,
     trust_ratio: bool = False,
 ) -> dict:
@@ -116,11 +116,13 @@ def linear_probe(
     the order of the examples. The last batch of each epoch is smaller when ``batch_size``
     does not divide the training set; every example is seen once per epoch.
 
-    ``standardize`` z-scores every column with the mean and standard deviation of the
+    ``standardize=True`` z-scores every column with the mean and standard deviation of the
     training features (constant columns are only centred) and applies the same map to the
-    test features. Because the map is affine and invertible on the informative columns, the
-    set of classifiers the probe can express is unchanged; what changes is the conditioning of
-    the optimisation (and, with ``weight_decay > 0``, which weights the penalty favours), so a
+    test features; SimCLR's probe takes the features as they are (``False``, the default;
+    jaxcl's image and tabular tasks z-scored them up to 2026-11-29, ``eval.linear_standardize``).
+    Because the map is affine and invertible on the informative columns, the set of
+    classifiers the probe can express is unchanged; what changes is the conditioning of the
+    optimisation (and, with ``weight_decay > 0``, which weights the penalty favours), so a
     fixed learning rate works across encoders whose features differ in scale. Test statistics
     are never used.
 
@@ -139,7 +141,8 @@ def linear_probe(
         :func:`jaxcl.optim.make_optimizer`.
       weight_decay: L2 coefficient on the kernel, >= 0 (DACL: 0 for linear evaluation).
       momentum: LARS/SGD momentum in [0, 1).
-      standardize: z-score features with training statistics first (see above).
+      standardize: z-score features with training statistics first (see above; ``False``,
+        SimCLR's practice, by default).
       seed: seed of the per-epoch shuffles; equal seeds give equal results.
       trust_ratio: with ``'lars'``, whether the kernel takes LARS's trust ratio (see above;
         ``False``, SimCLR's practice, by default). Ignored by the other optimisers.
@@ -185,8 +188,9 @@ def linear_probe(
     momentum = _inputs.real(fn, "momentum", momentum, allow_zero=True)
     _checks.in_range(fn, "momentum", momentum, 0.0, 1.0, high_open=True)
     seed = _inputs.seed(fn, seed)
-    if not isinstance(trust_ratio, bool):
-        _checks.fail(fn, f"`trust_ratio` must be True or False, got {trust_ratio!r}")
+    for name, value in (("trust_ratio", trust_ratio), ("standardize", standardize)):
+        if not isinstance(value, bool):
+            _checks.fail(fn, f"`{name}` must be True or False, got {value!r}")
 
     if standardize:
         train_x, test_x = lm.standardize(train_x, test_x)

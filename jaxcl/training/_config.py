@@ -321,6 +321,15 @@ def validate(config: ml_collections.ConfigDict) -> None:
                 config.eval.last_epochs,
                 "1 with train.early_stopping_patience (the best epoch alone is scored)",
             )
+    if config.get("eval", {}).get("linear_augment") and config.eval.get("linear_standardize"):
+        # the augmented probe trains on fresh crops every epoch: no cached features to take
+        # training statistics from
+        fail(
+            "eval.linear_standardize",
+            True,
+            "False with eval.linear_augment = True (the augmented probe trains on fresh crops "
+            "every epoch and has no cached training features to standardise)",
+        )
     method_cls = methods.get(config.method.name)
     for path, value in _walk(config.method, "method."):
         default = method_cls.defaults.get(path.split(".", 1)[1])

@@ -127,15 +127,6 @@ class ImageTask:
         self.spec = methods.DataSpec(
             "image", channels, src.num_classes, image_shape=(self.size, self.size, channels)
         )
-        ev = config.eval
-        if not method.supervised and ev.linear_augment and ev.linear_standardize:
-            # the augmented probe streams fresh crops every epoch: no fixed features to
-            # take training statistics from
-            raise ConfigError(
-                "config.eval.linear_standardize = True: the augmented probe "
-                "(config.eval.linear_augment = True) trains on fresh crops every epoch and "
-                "has no cached training features to standardise; expected False with it"
-            )
         if not method.pretrains:
             self.steps_per_epoch = self.examples_per_step = 0
             return
