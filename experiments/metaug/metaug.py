@@ -18,8 +18,10 @@ accelerator):
   run at a time, 4.2-5.1 min of pretraining per seed
   (experiments/metaug/results/fashion_mnist_metaug_algorithm1.json).
 * With SimCLR's probe (each of these runs' final checkpoints evaluated again with
-  ``--config.eval.linear_trust_ratio=False``, commit 4301297): fc 80.6 ± 0.3 (80.21, 80.83,
-  80.73), conv 81.5 ± 0.4 (81.12, 81.84, 81.59)
+  ``--config.eval.linear_trust_ratio=False --config.eval.linear_standardize=False``, commit
+  1e696f2): fc 80.5 ± 0.2 (80.48, 80.38, 80.74), conv 81.3 ± 0.3 (81.01, 81.69, 81.34); without
+  the trust ratio but z-scored (``--config.eval.linear_trust_ratio=False``, commit 4301297): fc
+  80.6 ± 0.3 (80.21, 80.83, 80.73), conv 81.5 ± 0.4 (81.12, 81.84, 81.59)
   (experiments/metaug/results/fashion_mnist_probe.json; README, "Linear probe").
 * In the earlier order (the generators' step from the weights before the encoders' update):
   fc 74.0 ± 1.7 (72.5, 73.6, 75.8), kNN 61.9, commit ed9bef5; conv 78.1 ± 0.7 (77.5, 78.0,

@@ -20,11 +20,13 @@ accelerator):
   partly on cores shared with test runs), 1.7-2.0 min per seed
   (experiments/metaug/results/fashion_mnist_conv.json).
 
-Pretrained again at commit e87ad16 (2026-11-29, 2 AMD EPYC Zen 3 cores shared with other
-runs, 3.3-5.8 min per seed): fc 75.5 ± 1.0 (74.48, 76.45, 75.60), conv 79.3 ± 0.7 (78.63,
-80.07, 79.29) with the config's probe; with SimCLR's (the runs' final checkpoints evaluated
-again with ``--config.eval.linear_trust_ratio=False``, commit 4301297) fc 82.4 ± 0.4 (82.20,
-82.87, 82.12), conv 82.4 ± 0.4 (82.08, 82.85, 82.16); kNN fc 62.3, conv 68.8
+Pretrained again at commit e87ad16 (2026-11-29, 2 AMD EPYC Zen 3 cores shared with other runs,
+3.3-5.8 min per seed): fc 75.5 ± 1.0 (74.48, 76.45, 75.60), conv 79.3 ± 0.7 (78.63, 80.07,
+79.29) with the config's probe; with SimCLR's (the runs' final checkpoints evaluated again with
+``--config.eval.linear_trust_ratio=False --config.eval.linear_standardize=False``, commit
+1e696f2) fc 82.5 ± 0.5 (82.13, 83.14, 82.32), conv 82.3 ± 0.5 (81.90, 82.88, 82.17); without the
+trust ratio but z-scored (``--config.eval.linear_trust_ratio=False``, commit 4301297) fc 82.4 ±
+0.4 (82.20, 82.87, 82.12), conv 82.4 ± 0.4 (82.08, 82.85, 82.16); kNN fc 62.3, conv 68.8
 (experiments/metaug/results/fashion_mnist_probe.json; README, "Linear probe").
 
 Not run at paper scale (CIFAR, STL-10, Tiny ImageNet are not available here); its configs
