@@ -19,8 +19,8 @@ by ``experiments/mmix/node_curves.py`` and ``node_table.py``, 2026-11-26; seed 0
 seeds 0-2); NMI / ARI Cora 0.544 / 0.466 (seeds 0, 2-4), Citeseer 0.425 / 0.417 (seeds 1,
 2). Below the control without mixing on Cora (``--config.method.mixing=none``: 83.1 ± 1.0),
 level with it on Citeseer (71.2 ± 0.3). With
-GRACE's classifier (the configs' until commit fd540ad): Cora 81.7 ± 0.5 (82.24, 81.17) over
-seeds 0 and 1, Citeseer 70.1 ± 0.4 (seed 0, ± over the classifiers); NMI/ARI of the runs of
+GRACE's classifier (the configs' until commit fd540ad): Cora 81.7 ± 0.8 (82.28, 81.13; sample std)
+over seeds 0 and 1, Citeseer 70.1 ± 0.4 (seed 0, ± over the classifiers); NMI/ARI of the runs of
 2026-11-24 Cora 0.560 / 0.500 (paper 0.648 / 0.592), Citeseer 0.417 / 0.421 (paper 0.474 /
 0.463). 3-9 min per run
 on shared cores; trained at commits 89a2d3a..32b4585, evaluated at a3a27ff (Cora) / 32b4585
