@@ -380,11 +380,12 @@ def test_image_table_pairs_each_imix_run_with_its_baselines_seed(tmp_path, capsy
     table = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(table)
 
-    def run(name, method, seed, top1, knn, epochs=6):
+    def run(name, method, seed, top1, knn, epochs=6, data="fashion_mnist_images", probe=None):
         workdir = tmp_path / name
         workdir.mkdir()
         config = {"method": {"name": method}, "seed": seed, "train": {"epochs": epochs}}
-        config["data"] = {"name": "fashion_mnist_images"}
+        config["data"] = {"name": data}
+        config["eval"] = probe or {"linear_trust_ratio": False, "linear_standardize": False}
         (workdir / "config.json").write_text(json.dumps(config))
         result = {"test_top1": top1, "knn_top1": knn, "pretrain_seconds": 60.0}
         (workdir / "results.json").write_text(json.dumps(result))
@@ -423,3 +424,18 @@ def test_image_table_pairs_each_imix_run_with_its_baselines_seed(tmp_path, capsy
         (tmp_path / "empty").mkdir()
         (tmp_path / "empty" / "config.json").write_text("{}")
         table.main(["--runs", str(tmp_path / "empty")])
+    # The tabular rows pair the same way, under their own file name; runs scored with
+    # another probe (the :cpu rows' recorded one) are refused beside SimCLR's.
+    measured = {"linear_trust_ratio": True, "linear_standardize": True}
+    tab = [
+        run("t0", "npair", 0, 0.85, 0.84, 60, "fashion_mnist", measured),
+        run("t1", "imix", 0, 0.87, 0.85, 60, "fashion_mnist", measured),
+    ]
+    table.main(["--runs", *tab, "--name", "tabular", "--out-dir", str(tmp_path / "out")])
+    out = json.loads((tmp_path / "out" / "tabular.json").read_text())
+    assert out["probe"] == "trust ratio, z-scored features"
+    assert out["table"]["60"]["gaps"]["imix"]["test_top1"] == pytest.approx([2.0])
+    assert "linear probe: trust ratio, z-scored features" in capsys.readouterr().out
+    simclr = run("t2", "imix", 1, 0.87, 0.85, 60, "fashion_mnist")
+    with pytest.raises(SystemExit, match="different linear probes"):
+        table.main(["--runs", *tab, simclr, "--out-dir", str(tmp_path)])

@@ -1,14 +1,20 @@
-"""i-Mix against its baselines on images, from finished runs' own results.
+"""i-Mix against its baselines, from finished runs' own results (images, or the tabular rows).
 
-Each ``experiments/imix/image_<row>.py`` run writes ``workdir/results.json`` (linear-probe
-``test_top1`` and the kNN monitor's ``knn_top1``) and ``workdir/config.json`` (method, seed,
-epochs). This script groups runs by method and epochs, pairs each i-Mix run with its
-baseline's run of the same seed and epochs, and prints and writes
-(``experiments/imix/results/image_table<tag>.{json,png}``) every row's mean ± sample std and
-the per-seed gap i-Mix minus baseline::
+Each ``experiments/imix/image_<row>.py`` (or ``tabular_fmnist_<row>.py``) run writes
+``workdir/results.json`` (linear-probe ``test_top1`` and the kNN monitor's ``knn_top1``) and
+``workdir/config.json`` (method, seed, epochs, the probe's settings). This script groups
+runs by method and epochs, pairs each i-Mix run with its baseline's run of the same seed and
+epochs, and prints and writes (``experiments/imix/results/<name><tag>.{json,png}``, name
+``image_table`` unless given) every row's mean ± sample std and the per-seed gap i-Mix minus
+baseline::
 
     python experiments/imix/image_table.py --tag _epochs6 \
         --runs /tmp/w_byol_s0 /tmp/w_imix_byol_s0 /tmp/w_byol_s1 ...
+    python experiments/imix/image_table.py --name tabular_table \
+        --runs /tmp/w_npair_s0 /tmp/w_imix_s0 ...   # -> results/tabular_table.{json,png}
+
+Runs scored with different linear probes (``eval.linear_trust_ratio``,
+``eval.linear_standardize``) are refused in one table: their numbers do not compare.
 
 The plot shows each row's runs as dots (linear probe and kNN), one panel per epoch count.
 """
@@ -22,8 +28,10 @@ import statistics
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # i-Mix's method -> its baseline's method (jaxcl.methods names).
-PAIRS = {"imix_image": "npair_image", "imix_moco": "moco", "imix_byol": "byol"}
+PAIRS = {"imix_image": "npair_image", "imix_moco": "moco", "imix_byol": "byol", "imix": "npair"}
 LABELS = {
+    "npair": "N-pair (tabular)",
+    "imix": "N-pair + i-Mix (tabular)",
     "npair_image": "N-pair (SimCLR)",
     "imix_image": "N-pair + i-Mix",
     "moco": "MoCo v2",
@@ -51,9 +59,21 @@ def read_run(workdir: str) -> dict:
         "seed": int(config["seed"]),
         "epochs": int(config["train"]["epochs"]),
         "data": config["data"]["name"],
+        "probe": _probe(config),
         **{m: 100.0 * float(results[m]) for m in METRICS},
         "pretrain_seconds": float(results.get("pretrain_seconds", float("nan"))),
     }
+
+
+def _probe(config: dict) -> str:
+    """The linear probe a run was scored with (the defaults are SimCLR's: see README)."""
+    ev = config.get("eval", {})
+    trust, standardize = ev.get("linear_trust_ratio", False), ev.get("linear_standardize", False)
+    if not trust and not standardize:
+        return "simclr"
+    return ", ".join(
+        n for n, on in (("trust ratio", trust), ("z-scored features", standardize)) if on
+    )
 
 
 def _summary(values: list[float]) -> dict:
@@ -70,6 +90,9 @@ def table(runs: list[dict]) -> dict:
     data = sorted({r["data"] for r in runs})
     if len(data) > 1:
         raise SystemExit(f"--runs mix data sets {data}: table one data set at a time")
+    probes = sorted({r["probe"] for r in runs})
+    if len(probes) > 1:
+        raise SystemExit(f"--runs were scored with different linear probes {probes}")
     seen: set[tuple] = set()
     by_epochs: dict[int, dict[str, dict[int, dict]]] = {}
     for r in runs:
@@ -176,15 +199,25 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", nargs="+", required=True, help="finished runs' workdirs")
     parser.add_argument("--tag", default="", help="suffix of the output files' names")
+    parser.add_argument("--name", default="image_table", help="the output files' name")
     parser.add_argument("--out-dir", default=os.path.join(HERE, "results"))
     args = parser.parse_args(argv)
     runs = [read_run(w) for w in args.runs]
     result = table(runs)
+    print(f"linear probe: {runs[0]['probe']}")
     print(render(result))
     os.makedirs(args.out_dir, exist_ok=True)
-    stem = os.path.join(args.out_dir, f"image_table{args.tag}")
+    stem = os.path.join(args.out_dir, f"{args.name}{args.tag}")
     with open(stem + ".json", "w") as f:
-        json.dump({"runs": runs, "table": {str(k): v for k, v in result.items()}}, f, indent=1)
+        json.dump(
+            {
+                "probe": runs[0]["probe"],
+                "runs": runs,
+                "table": {str(k): v for k, v in result.items()},
+            },
+            f,
+            indent=1,
+        )
     plot(result, stem + ".png")
     print(f"wrote {stem}.json and {stem}.png")
 
