@@ -1,12 +1,14 @@
 """The tabular i-Mix methods' views: each view its own input dropout (the official code's
-tabular setup), so the two views differ; the hyperparameters are checked."""
+tabular setup), so the two views differ; the hyperparameters are checked; i-Mix's mixing
+coefficient per batch or per sample."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from flax import nnx
 
-from jaxcl import methods
+from jaxcl import losses, methods, mixers
 from jaxcl.methods import _imix
 from jaxcl.training import base_config
 
@@ -40,3 +42,44 @@ def test_bad_view_hyperparameters_are_refused(method, key, value, match):
     config.method[key] = value
     with pytest.raises(ValueError, match=match):
         methods.get(method)(config)
+
+
+@pytest.mark.parametrize(
+    "method, key, value, match",
+    [
+        ("imix", "alpha", 0.0, "alpha = 0.0: expected > 0"),
+        ("imix_image", "mix", "cutmix", "lam_per_sample = True with mix = 'cutmix'"),
+        ("imix_moco", "mix", "cutmix", "lam_per_sample = True with mix = 'cutmix'"),
+        ("imix_byol", "mix", "cutmix", "lam_per_sample = True with mix = 'cutmix'"),
+    ],
+)
+def test_bad_mixing_hyperparameters_are_refused(method, key, value, match):
+    data = "digits" if method == "imix" else "cifar10"
+    config = base_config(data, method)
+    config.method.lam_per_sample = True
+    config.method[key] = value
+    with pytest.raises(ValueError, match=match):
+        methods.get(method)(config)
+
+
+@pytest.mark.parametrize("per_sample", [False, True])
+def test_imix_loss_mixes_with_one_or_a_per_sample_coefficient(per_sample):
+    # The method's loss is the N-pair loss on the mixer's output, with the mixer's lam:
+    # a scalar (the paper's Algorithm 1) or one folded lam per sample (the official code).
+    config = base_config("digits", "imix", optimizer="sgd")
+    config.model.update(encoder_width=16, head_width=16, embed_dim=8, encoder_depth=2)
+    config.method.lam_per_sample = per_sample
+    method = methods.get("imix")(config)
+    model = method.build(methods.DataSpec("tabular", 12, 3), nnx.Rngs(0))
+    x = jnp.asarray(np.random.default_rng(1).normal(size=(16, 12)), jnp.float32)
+    key = jax.random.key(2)
+    loss, metrics = method.loss(model, methods.Batch(x, jnp.zeros(16, jnp.int32)), key, None)
+
+    k_views, k_mix = jax.random.split(key)
+    a, b = _imix._views(k_views, x, config.method.input_dropout, 0.0)
+    a_mix, lam, perm = mixers.imix_mixup(k_mix, a, alpha=2.0, per_sample=per_sample)
+    assert lam.shape == ((16,) if per_sample else ())
+    z_a, z_b = jnp.split(model(jnp.concatenate([a_mix, b])), 2)
+    want = losses.imix_npair_loss(z_a, z_b, lam=lam, perm=perm, temperature=0.1)
+    np.testing.assert_allclose(float(loss), float(want), rtol=1e-6)
+    assert float(metrics["lam"]) == pytest.approx(float(jnp.mean(lam)))

@@ -348,6 +348,32 @@ def test_imix_lambda_follows_beta():
     assert abs(lam_02.var() - 5 / 28) < 0.01
 
 
+@pytest.mark.parametrize("shape", SHAPES)
+def test_imix_mixup_per_sample_is_the_official_codes_folded_coefficient(shape):
+    # kibok90/imix's `mixup`: lam_i ~ Beta(alpha, alpha) for each sample, max(lam_i, 1 - lam_i).
+    key, alpha = jax.random.key(21), 2.0
+    x = _data(shape, seed=21)
+    x_mix, lam, perm = mixers.imix_mixup(key, x, alpha=alpha, per_sample=True)
+    lam_key, perm_key = jax.random.split(key)
+    raw = np.asarray(jax.random.beta(lam_key, alpha, alpha, (shape[0],), dtype=jnp.float32))
+    np.testing.assert_array_equal(lam, np.maximum(raw, 1 - raw))
+    np.testing.assert_array_equal(perm, np.asarray(jax.random.permutation(perm_key, shape[0])))
+    lam64 = np.asarray(lam, np.float64).reshape((-1,) + (1,) * (len(shape) - 1))
+    want = lam64 * x + (1 - lam64) * x[np.asarray(perm)]
+    np.testing.assert_allclose(x_mix, want, atol=1e-6)
+
+
+def test_imix_per_sample_lambda_follows_the_folded_beta():
+    x = _data((4000, 3), seed=22)
+    lam = np.asarray(mixers.imix_mixup(jax.random.key(22), x, alpha=1.0, per_sample=True)[1])
+    assert lam.shape == (4000,) and lam.min() >= 0.5 and lam.max() <= 1.0
+    # max(U, 1 - U) for U uniform is uniform on [0.5, 1]: mean 3/4, variance 1/48; the draws
+    # differ from sample to sample.
+    assert abs(lam.mean() - 0.75) < 0.01 and abs(lam.var() - 1 / 48) < 0.003
+    with pytest.raises(ValueError, match=r"imix_mixup: `per_sample` must be True or False"):
+        mixers.imix_mixup(jax.random.key(0), x, alpha=1.0, per_sample="yes")
+
+
 # CutMix.
 
 

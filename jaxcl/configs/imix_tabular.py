@@ -8,10 +8,18 @@ alpha 2.0 for i-Mix, SGD with momentum 0.9 and weight decay 1e-4 at learning rat
 0.125 x batch / 256, 5 warm-up epochs then cosine decay, batch 512, a projection head of
 two layers with batch norm (its ``mlpbn``) to 128.
 
-Where we differ, and why: the official ``mlp_5layer`` is 2048-2048-4096-4096-8192 wide with
-a max over groups of 4 at the end (2048 features); ours is 5 x 2048 with batch norm and
-ReLU (jaxcl's MLP encoder), and 5 x 512 in the ``cpu`` variant. Its cosine ends at 0.001 x
-the peak, ours at 0; its weight decay reaches every parameter, ours the kernels only.
+Where we differ, and why: the official ``mlp_5layer`` first maps each input group to 64
+units by a plain Linear (covtype's 10 numeric and 4 and 40 one-hot columns: 192 units), then
+is 2048-2048-4096-4096-8192 wide with a max over groups of 4 at the end (2048 features, no
+batch norm or ReLU on them); ours is 5 x 2048 with batch norm and ReLU after every layer
+(jaxcl's MLP encoder), and 5 x 512 in the ``cpu`` variant. Both cosines end at about 0 (the
+official one, counted from epoch 0 and stepped once per epoch, at 1e-5 x the peak after its
+500 epochs); its weight decay reaches every parameter, ours the kernels only. Its ``mixup``
+draws one coefficient per sample, folded to ``max(lam, 1 - lam)``; these rows draw one per
+batch, as the paper's Algorithm 1 (``--config.method.lam_per_sample=True`` for the official
+code's way). Its initialisation is PyTorch's, ours flax's; its linear evaluation sweeps
+SGD learning rates and reports the best test accuracy from epoch 80 on, ours is one run of
+the linear probe (``eval.linear_*`` below).
 Until 2026-11-24 both rows used identical views and Adam (N-pair 74.0, i-Mix 83.1 on
 ``:cpu``), which overstated i-Mix's gain; see the experiments' docstrings for the rerun.
 

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxcl import augment, losses, mixers
-from jaxcl.methods import _paired
+from jaxcl.methods import _imix, _paired
 from jaxcl.methods._base import Batch, Method, register
 
 # SimCLR's view: colour strength s (jitter 0.8 s, hue 0.2 s), blur probability, the crop's
@@ -175,24 +175,26 @@ class ImageNPair(ImageViewsMethod):
 class ImageIMix(ImageNPair):
     """N-pair + i-Mix on images: the first view mixed (``mix='mixup'``: ``lam a + (1 - lam)
     a[perm]``; ``'cutmix'``: a box of ``a[perm]`` pasted in, ``lam`` the kept area) with
-    ``lam ~ Beta(alpha, alpha)`` (one per batch), trained towards the virtual soft labels
-    ``lam * I + (1 - lam) * P`` (i-Mix §3)."""
+    ``lam ~ Beta(alpha, alpha)`` (one per batch; per sample with ``lam_per_sample``), trained
+    towards the virtual soft labels ``lam * I + (1 - lam) * P`` (i-Mix §3)."""
 
     name = "imix_image"
-    defaults = {"temperature": 0.2, "alpha": 1.0, "mix": "mixup", **IMAGE_VIEW_DEFAULTS}
+    defaults = {
+        "temperature": 0.2,
+        "alpha": 1.0,
+        "mix": "mixup",
+        "lam_per_sample": False,
+        **IMAGE_VIEW_DEFAULTS,
+    }
 
     def __init__(self, config):
         super().__init__(config)
-        if self.hp.mix not in ("mixup", "cutmix"):
-            raise ValueError(
-                f"config.method.mix = {self.hp.mix!r}: expected one of ['mixup', 'cutmix']"
-            )
+        _imix.check_imix(self.hp)
 
     def loss(self, model, batch: Batch, key, extra):
         k_views, k_mix = jax.random.split(key)
         a, b = simclr_views(k_views, batch.x, self.hp)
-        mix = mixers.imix_mixup if self.hp.mix == "mixup" else mixers.cutmix
-        a_mix, lam, perm = mix(k_mix, a, alpha=self.hp.alpha)
+        a_mix, lam, perm = _imix.imix_mix(k_mix, a, self.hp)
         z_a, z_b = jnp.split(model(jnp.concatenate([a_mix, b], axis=0)), 2, axis=0)
         loss = losses.imix_npair_loss(z_a, z_b, lam=lam, perm=perm, temperature=self.hp.temperature)
-        return loss, {"loss": loss, "lam": lam}
+        return loss, {"loss": loss, "lam": jnp.mean(lam)}

@@ -4,6 +4,10 @@ The views follow the official code's tabular rows (kibok90/imix ``run.sh``, covt
 view is the input with its own input dropout of 0.2, so the two views differ and the
 N-pair baseline has something to align (with identical views it would learn from instance
 discrimination alone and overstate i-Mix's gain). Temperature 0.1; i-Mix's alpha 2.0.
+
+Every i-Mix method (here and on images) takes ``config.method.lam_per_sample``: ``False``
+(default, the paper's Algorithm 1) draws one mixing coefficient per batch; ``True`` draws
+one per sample, folded to ``max(lam, 1 - lam)``, as the official code's ``mixup`` does.
 """
 
 from __future__ import annotations
@@ -43,6 +47,37 @@ def _check_views(hp):
         raise ValueError(f"config.method.temperature = {hp.temperature!r}: expected > 0")
 
 
+MIXES = ("mixup", "cutmix")
+
+
+def check_imix(hp, mixes=MIXES):
+    """Refuses a bad ``mix``, ``alpha`` or ``lam_per_sample`` (``hp.mix`` where the method
+    has a choice of mixes)."""
+    mix = getattr(hp, "mix", "mixup")
+    if mix not in mixes:
+        raise ValueError(f"config.method.mix = {mix!r}: expected one of {sorted(mixes)}")
+    if hp.alpha <= 0:
+        raise ValueError(f"config.method.alpha = {hp.alpha!r}: expected > 0")
+    if not isinstance(hp.lam_per_sample, bool):
+        raise ValueError(
+            f"config.method.lam_per_sample = {hp.lam_per_sample!r}: expected True or False"
+        )
+    if hp.lam_per_sample and mix != "mixup":
+        raise ValueError(
+            f"config.method.lam_per_sample = True with mix = {mix!r}: only 'mixup' draws a "
+            "coefficient per sample (CutMix pastes one box per batch, as the official code)"
+        )
+
+
+def imix_mix(key, x, hp):
+    """``(x_mix, lam, perm)``: ``x`` mixed by ``hp.mix`` (Mixup unless the method offers a
+    choice) with ``lam ~ Beta(hp.alpha, hp.alpha)``, per batch or, with
+    ``hp.lam_per_sample``, per sample."""
+    if getattr(hp, "mix", "mixup") == "mixup":
+        return mixers.imix_mixup(key, x, alpha=hp.alpha, per_sample=hp.lam_per_sample)
+    return mixers.cutmix(key, x, alpha=hp.alpha)
+
+
 def _embed(model, a, b):
     z = model(jnp.concatenate([a, b], axis=0))
     return jnp.split(z, 2, axis=0)
@@ -71,16 +106,23 @@ class IMix(Method):
     """N-pair + i-Mix: the first view mixed with lam ~ Beta(alpha, alpha), virtual soft labels."""
 
     name = "imix"
-    defaults = {"temperature": 0.1, "alpha": 2.0, "input_dropout": 0.2, "view_noise": 0.0}
+    defaults = {
+        "temperature": 0.1,
+        "alpha": 2.0,
+        "lam_per_sample": False,
+        "input_dropout": 0.2,
+        "view_noise": 0.0,
+    }
 
     def __init__(self, config):
         super().__init__(config)
         _check_views(self.hp)
+        check_imix(self.hp, mixes=("mixup",))
 
     def loss(self, model, batch: Batch, key, extra):
         k_views, k_mix = jax.random.split(key)
         a, b = _views(k_views, batch.x, self.hp.input_dropout, self.hp.view_noise)
-        a_mix, lam, perm = mixers.imix_mixup(k_mix, a, alpha=self.hp.alpha)
+        a_mix, lam, perm = imix_mix(k_mix, a, self.hp)
         z_a, z_b = _embed(model, a_mix, b)
         loss = losses.imix_npair_loss(z_a, z_b, lam=lam, perm=perm, temperature=self.hp.temperature)
-        return loss, {"loss": loss, "lam": lam}
+        return loss, {"loss": loss, "lam": jnp.mean(lam)}

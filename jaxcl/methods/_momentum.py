@@ -56,19 +56,11 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
-from jaxcl import augment, losses, mixers, models
+from jaxcl import augment, losses, models
 from jaxcl.methods._base import Batch, Method, build_encoder, register
 from jaxcl.methods._images import IMAGE_VIEW_DEFAULTS, ImageViewsMethod, simclr_views
+from jaxcl.methods._imix import check_imix, imix_mix
 from jaxcl.methods._queue import enqueue, queue_init, queue_mask, queue_specs
-
-MIXES = {"mixup": mixers.imix_mixup, "cutmix": mixers.cutmix}
-
-
-def _check_mix(hp):
-    if hp.mix not in MIXES:
-        raise ValueError(f"config.method.mix = {hp.mix!r}: expected one of {sorted(MIXES)}")
-    if hp.alpha <= 0:
-        raise ValueError(f"config.method.alpha = {hp.alpha!r}: expected > 0")
 
 
 def _check_momentum(key, value):
@@ -197,7 +189,11 @@ class MoCo(ImageViewsMethod):
             k = target(b)
         k = losses.l2_normalize(k)
         loss = self.contrast(q, k, lam, perm, extra["queue"])
-        metrics = {"loss": loss, "lam": lam, "queue_filled": extra["queue"]["filled"] * 1.0}
+        metrics = {
+            "loss": loss,
+            "lam": jnp.mean(lam),
+            "queue_filled": extra["queue"]["filled"] * 1.0,
+        }
         return loss, metrics, k
 
     def after_update(self, *, params, model_state, extra, outputs, step):
@@ -213,14 +209,14 @@ class IMixMoCo(MoCo):
     virtual labels ``lam`` on the own key and ``1 - lam`` on the partner's."""
 
     name = "imix_moco"
-    defaults = {**MoCo.defaults, "alpha": 1.0, "mix": "mixup"}
+    defaults = {**MoCo.defaults, "alpha": 1.0, "mix": "mixup", "lam_per_sample": False}
 
     def __init__(self, config):
         super().__init__(config)
-        _check_mix(self.hp)
+        check_imix(self.hp)
 
     def queries(self, key, a):
-        return MIXES[self.hp.mix](key, a, alpha=self.hp.alpha)
+        return imix_mix(key, a, self.hp)
 
     def contrast(self, q, k, lam, perm, queue):
         """i-Mix's ``N x (N + K)`` logits: the batch's keys then the queue's (the official
@@ -341,7 +337,7 @@ class BYOL(Method):
         loss = losses.imix_byol_loss(p_a, z_b, lam=lam_a, perm=perm_a) + losses.imix_byol_loss(
             p_b, z_a, lam=lam_b, perm=perm_b
         )
-        return loss, {"loss": loss, "lam": lam_a}
+        return loss, {"loss": loss, "lam": jnp.mean(lam_a)}
 
     def after_update(self, *, params, model_state, extra, outputs, step):
         if self.total_steps is None:
@@ -360,15 +356,14 @@ class IMixBYOL(BYOL):
     ``(lam, perm)``, as the official code mixes each query of its symmetric loss."""
 
     name = "imix_byol"
-    defaults = {**BYOL.defaults, "alpha": 1.0, "mix": "mixup"}
+    defaults = {**BYOL.defaults, "alpha": 1.0, "mix": "mixup", "lam_per_sample": False}
 
     def __init__(self, config):
         super().__init__(config)
-        _check_mix(self.hp)
+        check_imix(self.hp)
 
     def mix(self, key, a, b):
         k_a, k_b = jax.random.split(key)
-        fn = MIXES[self.hp.mix]
-        a_mix, lam_a, perm_a = fn(k_a, a, alpha=self.hp.alpha)
-        b_mix, lam_b, perm_b = fn(k_b, b, alpha=self.hp.alpha)
+        a_mix, lam_a, perm_a = imix_mix(k_a, a, self.hp)
+        b_mix, lam_b, perm_b = imix_mix(k_b, b, self.hp)
         return a_mix, b_mix, (lam_a, lam_b), (perm_a, perm_b)

@@ -1,8 +1,11 @@
 """i-Mix's input mixing: Mixup and CutMix of a batch with a permutation of itself.
 
-Unlike DACL, i-Mix draws one coefficient for the whole batch and pairs samples through a
-random permutation (which may map a sample to itself); the loss then needs both ``lam``
-and ``perm`` to build the virtual soft labels ``lam * onehot(i) + (1 - lam) * onehot(perm[i])``.
+Unlike DACL, i-Mix pairs samples through a random permutation (which may map a sample to
+itself) and, in the paper's Algorithm 1, draws one coefficient for the whole batch; the loss
+then needs both ``lam`` and ``perm`` to build the virtual soft labels
+``lam * onehot(i) + (1 - lam) * onehot(perm[i])``. The official code (kibok90/imix,
+``builder.py``'s ``mixup``) instead draws one coefficient per sample and folds it to
+``max(lam, 1 - lam)``; ``imix_mixup(per_sample=True)`` does that.
 
 How a key is used: ``imix_mixup`` splits it into (lambda, permutation) keys and ``cutmix``
 into (lambda, permutation, box centre) keys.
@@ -30,7 +33,7 @@ def _permutation(key: jax.Array, batch: int) -> jax.Array:
     return jax.random.permutation(key, batch).astype(jnp.int32)
 
 
-def imix_mixup(key: jax.Array, x: jax.typing.ArrayLike, *, alpha):
+def imix_mixup(key: jax.Array, x: jax.typing.ArrayLike, *, alpha, per_sample: bool = False):
     """i-Mix input Mixup: ``lam * x + (1 - lam) * x[perm]`` with one ``lam`` per batch.
 
     Mix only the query (anchor) view; the key view stays clean. Train with the N-pair loss
@@ -40,11 +43,17 @@ def imix_mixup(key: jax.Array, x: jax.typing.ArrayLike, *, alpha):
       key: PRNG key.
       x: ``[batch, ...]`` floating samples (one augmented view).
       alpha: Beta concentration, ``> 0`` (``lam ~ Beta(alpha, alpha)``).
+      per_sample: ``False`` (the paper's Algorithm 1): one ``lam`` for the batch. ``True``
+        (the official code's ``mixup``): one ``lam_i ~ Beta(alpha, alpha)`` per sample,
+        folded to ``max(lam_i, 1 - lam_i)`` so that each sample keeps the larger share of
+        itself. The losses take either (``jaxcl.losses.imix_npair_loss``,
+        ``imix_byol_loss``).
 
     Returns:
       ``(x_mix, lam, perm)``: ``x_mix`` ``[batch, ...]`` in the dtype of ``x``; ``lam`` a
-      float32 scalar in ``[0, 1]``; ``perm`` an int32 ``[batch]`` permutation of
-      ``arange(batch)``, the index of each sample's mixing partner.
+      float32 scalar in ``[0, 1]`` (``[batch]`` in ``[0.5, 1]`` with ``per_sample``);
+      ``perm`` an int32 ``[batch]`` permutation of ``arange(batch)``, the index of each
+      sample's mixing partner.
 
     Example:
       >>> import jax, jax.numpy as jnp
@@ -63,12 +72,18 @@ def imix_mixup(key: jax.Array, x: jax.typing.ArrayLike, *, alpha):
     checks.prng_key(fn, "key", key)
     x = sample_batch(fn, x, min_batch=1)
     checks.positive(fn, "alpha", alpha)
+    if not isinstance(per_sample, bool):
+        checks.fail(fn, f"`per_sample` must be True or False, got {per_sample!r}")
     lam_key, perm_key = jax.random.split(key)
-    lam = _batch_coefficient(lam_key, alpha)
+    if per_sample:
+        lam = jax.random.beta(lam_key, alpha, alpha, (x.shape[0],), dtype=jnp.float32)
+        lam = jnp.maximum(lam, 1.0 - lam)
+    else:
+        lam = _batch_coefficient(lam_key, alpha)
     perm = _permutation(perm_key, x.shape[0])
     dtype = compute_dtype(x.dtype)
     xc = x.astype(dtype)
-    lam_c = lam.astype(dtype)
+    lam_c = lam.astype(dtype).reshape(lam.shape + (1,) * (x.ndim - lam.ndim))
     x_mix = lam_c * xc + (1.0 - lam_c) * xc[perm]
     return x_mix.astype(x.dtype), lam, perm
 
