@@ -83,3 +83,24 @@ def test_imix_loss_mixes_with_one_or_a_per_sample_coefficient(per_sample):
     want = losses.imix_npair_loss(z_a, z_b, lam=lam, perm=perm, temperature=0.1)
     np.testing.assert_allclose(float(loss), float(want), rtol=1e-6)
     assert float(metrics["lam"]) == pytest.approx(float(jnp.mean(lam)))
+
+
+@pytest.mark.parametrize("per_sample", [False, True])
+def test_momentum_imix_rows_mix_with_the_configured_coefficient(per_sample):
+    # MoCo's queries and BYOL's first online view draw their lam the way
+    # config.method.lam_per_sample says, through the same mixer.
+    x = jnp.asarray(np.random.default_rng(3).uniform(size=(8, 6, 6, 3)), jnp.float32)
+    key = jax.random.key(4)
+    for name in ("imix_moco", "imix_byol"):
+        config = base_config("cifar10", name)
+        config.method.lam_per_sample = per_sample
+        method = methods.get(name)(config)
+        if name == "imix_moco":
+            got, k = method.queries(key, x), key
+        else:
+            a_mix, _, lams, perms = method.mix(key, x, x)
+            got, k = (a_mix, lams[0], perms[0]), jax.random.split(key)[0]
+        want = mixers.imix_mixup(k, x, alpha=config.method.alpha, per_sample=per_sample)
+        assert got[1].shape == ((8,) if per_sample else ()), name
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_array_equal(g, w)

@@ -433,9 +433,9 @@ def test_image_table_pairs_each_imix_run_with_its_baselines_seed(tmp_path, capsy
     ]
     table.main(["--runs", *tab, "--name", "tabular", "--out-dir", str(tmp_path / "out")])
     out = json.loads((tmp_path / "out" / "tabular.json").read_text())
-    assert out["probe"] == "trust ratio, z-scored features"
+    assert out["probe"] == "trust_ratio=True, standardize=True"
     assert out["table"]["60"]["gaps"]["imix"]["test_top1"] == pytest.approx([2.0])
-    assert "linear probe: trust ratio, z-scored features" in capsys.readouterr().out
+    assert "linear probe: trust_ratio=True, standardize=True" in capsys.readouterr().out
     simclr = run("t2", "imix", 1, 0.87, 0.85, 60, "fashion_mnist")
     with pytest.raises(SystemExit, match="different linear probes"):
         table.main(["--runs", *tab, simclr, "--out-dir", str(tmp_path)])

@@ -13,8 +13,9 @@ baseline::
     python experiments/imix/image_table.py --name tabular_table \
         --runs /tmp/w_npair_s0 /tmp/w_imix_s0 ...   # -> results/tabular_table.{json,png}
 
-Runs scored with different linear probes (``eval.linear_trust_ratio``,
-``eval.linear_standardize``) are refused in one table: their numbers do not compare.
+Runs scored with different linear probes (any of the ``eval.linear_*`` settings in
+``PROBE_KEYS``: optimiser, learning rate, epochs, batch, augmentation, trust ratio,
+standardisation) are refused in one table: their numbers do not compare.
 
 The plot shows each row's runs as dots (linear probe and kNN), one panel per epoch count.
 """
@@ -65,15 +66,22 @@ def read_run(workdir: str) -> dict:
     }
 
 
+# The settings of the linear probe a run was scored with (jaxcl.training's eval.linear_*).
+PROBE_KEYS = (
+    "linear_optimizer",
+    "linear_lr",
+    "linear_epochs",
+    "linear_batch_size",
+    "linear_augment",
+    "linear_trust_ratio",
+    "linear_standardize",
+)
+
+
 def _probe(config: dict) -> str:
-    """The linear probe a run was scored with (the defaults are SimCLR's: see README)."""
+    """The linear probe a run was scored with, as ``key=value`` of its settings."""
     ev = config.get("eval", {})
-    trust, standardize = ev.get("linear_trust_ratio", False), ev.get("linear_standardize", False)
-    if not trust and not standardize:
-        return "simclr"
-    return ", ".join(
-        n for n, on in (("trust ratio", trust), ("z-scored features", standardize)) if on
-    )
+    return ", ".join(f"{k.removeprefix('linear_')}={ev[k]}" for k in PROBE_KEYS if k in ev)
 
 
 def _summary(values: list[float]) -> dict:

@@ -42,9 +42,9 @@ on key ``perm(i)`` has a target. The keys are enqueued after the update
 BYOL (Grill et al. 2020): online encoder + projector + predictor, target encoder +
 projector by EMA with the cosine schedule ``1 - (1 - base) (cos(pi k / K) + 1) / 2`` over
 the run's ``K`` steps; the symmetric regression loss between normalised predictions and
-target projections. With i-Mix each view is mixed with one ``(lam, perm)`` per batch, and
-the target is ``lam * z_i + (1 - lam) * z_perm(i)`` in cosine (:func:`jaxcl.losses.
-imix_byol_loss`), both directions.
+target projections. With i-Mix each view is mixed with its own ``(lam, perm)`` (``lam`` per
+batch, or per sample with ``lam_per_sample``), and the target is ``lam * z_i + (1 - lam) *
+z_perm(i)`` in cosine (:func:`jaxcl.losses.imix_byol_loss`), both directions.
 """
 
 from __future__ import annotations

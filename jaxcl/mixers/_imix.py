@@ -34,7 +34,7 @@ def _permutation(key: jax.Array, batch: int) -> jax.Array:
 
 
 def imix_mixup(key: jax.Array, x: jax.typing.ArrayLike, *, alpha, per_sample: bool = False):
-    """i-Mix input Mixup: ``lam * x + (1 - lam) * x[perm]`` with one ``lam`` per batch.
+    """i-Mix input Mixup: ``lam * x + (1 - lam) * x[perm]``, one ``lam`` per batch or sample.
 
     Mix only the query (anchor) view; the key view stays clean. Train with the N-pair loss
     on virtual soft labels, ``lam * CE(logits, i) + (1 - lam) * CE(logits, perm[i])``.
