@@ -25,8 +25,8 @@ reports how far each float32 result lies from PyTorch's float64 one and from the
 side's (same model, same loss, up to float32 rounding).
 
 Each side runs in its own subprocess: its peak resident memory (``VmHWM``) is its own;
-the RSS right after the imports is reported too (``import jaxcl.training`` loads TensorFlow
-through clu's metric writers), and for jaxcl XLA's buffer sizes of the compiled step
+the RSS right after the imports is reported too (``import jaxcl.training`` loads no
+TensorFlow), and for jaxcl XLA's buffer sizes of the compiled step
 (arguments + outputs not aliased to them + temporaries). Time per epoch is the median over
 ``--epochs`` epochs after ``--warmup`` epochs (and, for jaxcl, after compiling), each epoch
 waited for.

@@ -16,8 +16,9 @@
 #   8. step 1 again with PyTorch's model and loss under torch.compile too (its compilation
 #      takes about 90 s on the H200: the step needs about 230 s)
 #
-# The machine has no clu (nor TensorFlow): the benchmarks build the trainer's parts
-# themselves, but `python -m jaxcl.main` stops at its metric writer there.
+# The benchmarks build the trainer's parts themselves. (Until 2026-11-30 `python -m
+# jaxcl.main` stopped at its metric writer there, which needed clu and TensorFlow; it now
+# needs neither: with `tensorboard` installed it writes event files, without it only logs.)
 #
 # Step 2 also times implementation='pallas' (the fused kernel) and its launch settings.
 # Usage, from the repository root on the GPU machine:

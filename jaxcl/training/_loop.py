@@ -151,8 +151,9 @@ def _run(config, workdir, method, mesh) -> dict:
             state = loop.run(state, run.train_step(), key, features_of, history)
         finally:
             # Also when interrupted: a save in flight finishes before this returns or
-            # raises, so the workdir holds what a rerun resumes from.
+            # raises, so the workdir holds what a rerun resumes from (and its summaries).
             checkpointer.wait()
+            writer.flush()
     train_seconds = time.perf_counter() - t_start
 
     t_eval = time.perf_counter()
@@ -178,7 +179,7 @@ def _run(config, workdir, method, mesh) -> dict:
     writer.write_scalars(
         total_steps, {k: v for k, v in results.items() if isinstance(v, float) and "top1" in k}
     )
-    writer.flush()
+    writer.close()
     checkpointer.close()
     _workdir.write_results(workdir, results)
     logging.info("results: %s", results)
