@@ -48,7 +48,7 @@ def test_the_log_has_every_scalar_and_other_processes_write_no_file(tmp_path, mo
 
 def test_a_remote_workdir_is_uploaded_whole(tmp_path, monkeypatch):
     # gs:// cannot be appended to: each upload writes every record so far to the same object.
-    uploads = []
+    uploads, failures = [], []
 
     class FakeRemote:
         def __init__(self, path):
@@ -58,6 +58,8 @@ def test_a_remote_workdir_is_uploaded_whole(tmp_path, monkeypatch):
             return FakeRemote(f"{self.path}/{name}")
 
         def write_bytes(self, data):
+            if failures:
+                raise failures.pop()
             uploads.append((self.path, data))
 
         def __str__(self):
@@ -69,9 +71,14 @@ def test_a_remote_workdir_is_uploaded_whole(tmp_path, monkeypatch):
     assert uploads == []  # not yet: at most every _REMOTE_UPLOAD_SECS of writes
     monkeypatch.setattr(_logging, "_REMOTE_UPLOAD_SECS", 0.0)
     writer.write_scalars(2, {"loss": 0.5})
+    # A failed upload is logged and does not stop the run; the next one writes it all.
+    failures.append(OSError("503 Service Unavailable"))
+    warned = []
+    monkeypatch.setattr(_logging.logging, "warning", lambda fmt, *a: warned.append(fmt % a))
     writer.write_scalars(3, {"loss": 0.25})
+    assert len(uploads) == 1 and "OSError: 503 Service Unavailable" in warned[0]
     writer.close()
-    assert len(uploads) == 3 and len({path for path, _ in uploads}) == 1
+    assert len(uploads) == 2 and len({path for path, _ in uploads}) == 1
     assert uploads[0][0].startswith("gs://bucket/run/events.out.tfevents.")
     assert uploads[-1][1].startswith(uploads[0][1]) and len(uploads[-1][1]) > len(uploads[0][1])
     # The last upload, as a local file, is what TensorBoard reads: every step.

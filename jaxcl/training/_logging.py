@@ -27,7 +27,8 @@ class MetricWriter:
     A local workdir's file is appended to and flushed at every write. A remote one (``gs://``
     and other URLs, through ``etils.epath`` as orbax's checkpoints) cannot be appended to: the
     records are kept in memory and the whole file is uploaded again at most every
-    ``_REMOTE_UPLOAD_SECS`` seconds of writes, at ``flush`` and at ``close``.
+    ``_REMOTE_UPLOAD_SECS`` seconds of writes, at ``flush`` and at ``close``; an upload that
+    fails is logged as a warning, and the next one writes every record again.
     """
 
     def __init__(self, workdir: str, *, events: bool = True):
@@ -87,8 +88,17 @@ class MetricWriter:
 
     def flush(self) -> None:
         if self._records is not None and self._remote:
-            self._path.write_bytes(b"".join(self._records))
             self._uploaded = time.monotonic()
+            try:
+                self._path.write_bytes(b"".join(self._records))
+            except Exception as err:  # a storage hiccup must not end the training run
+                logging.warning(
+                    "jaxcl: could not upload the event file %s (%s: %s); the next upload "
+                    "writes it whole again",
+                    self.path,
+                    type(err).__name__,
+                    err,
+                )
 
     def close(self) -> None:
         if self._records is None:
