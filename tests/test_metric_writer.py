@@ -1,5 +1,5 @@
 """The trainer's metric writer: TensorBoard reads its event files, and it never loads
-TensorFlow (whose import took 8-9 s of every run's start)."""
+TensorFlow (whose import took seconds of every run's start)."""
 
 import os
 import subprocess
