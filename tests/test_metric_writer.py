@@ -100,3 +100,31 @@ def test_writing_summaries_does_not_import_tensorflow(tmp_path):
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
     )
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_read_scalars_reads_both_kinds_of_scalar_and_stops_at_a_cut_record(tmp_path):
+    import numpy as np
+    from tensorboard.compat.proto import event_pb2, summary_pb2
+    from tensorboard.util import tensor_util
+
+    writer = _logging.MetricWriter(str(tmp_path))
+    writer.write_scalars(1, {"loss": 2.0, "lr": 0.1})
+    # A scalar as clu's (TensorFlow's) writer stored it: a float32 tensor, not simple_value.
+    tensor = tensor_util.make_tensor_proto(np.float32(1.5))
+    value = summary_pb2.Summary.Value(tag="loss", tensor=tensor)
+    writer._add(event_pb2.Event(step=2, summary=summary_pb2.Summary(value=[value])))
+    writer.write_scalars(3, {"loss": 1.25})
+    writer.close()
+    assert _logging.read_scalars(str(tmp_path), "loss") == ([1, 2, 3], [2.0, 1.5, 1.25])
+    assert _logging.read_scalars(str(tmp_path), "lr") == ([1], [pytest.approx(0.1)])
+    assert _logging.read_scalars(str(tmp_path), "none") == ([], [])
+    data = open(writer.path, "rb").read()
+    with open(writer.path, "wb") as f:  # the last record cut short: a run still writing
+        f.write(data[:-3])
+    assert _logging.read_scalars(str(tmp_path), "loss") == ([1, 2], [2.0, 1.5])
+    corrupt = bytearray(data)
+    corrupt[-6] ^= 0xFF  # a byte of the last record's data
+    with open(writer.path, "wb") as f:
+        f.write(bytes(corrupt))
+    with pytest.raises(ValueError, match="corrupt record"):
+        _logging.read_scalars(str(tmp_path), "loss")

@@ -32,7 +32,6 @@ stopping and lowest-loss epochs.
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
 
@@ -52,15 +51,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def logged_losses(workdir: str) -> tuple[np.ndarray, np.ndarray]:
     """Steps and training losses from a run's TensorBoard events (``loss`` scalars)."""
-    import tensorflow as tf  # the trainer's writers need it already
-
-    steps, losses = [], []
-    for path in sorted(glob.glob(os.path.join(workdir, "events.out.tfevents.*"))):
-        for event in tf.compat.v1.train.summary_iterator(path):
-            for value in event.summary.value:
-                if value.tag == "loss":
-                    steps.append(event.step)
-                    losses.append(float(tf.make_ndarray(value.tensor)))
+    steps, losses = training.read_scalars(workdir, "loss")
     order = np.argsort(steps, kind="stable")
     steps, losses = np.asarray(steps)[order], np.asarray(losses)[order]
     keep = np.r_[steps[1:] != steps[:-1], True]  # a resumed run logs a step twice: the last

@@ -21,6 +21,7 @@ from jaxcl.training._config import base_config, conform, validate
 from jaxcl.training._errors import ConfigError
 from jaxcl.training._hlo import collective_bytes
 from jaxcl.training._host import eigen_cpu_convolutions, reuse_host_memory
+from jaxcl.training._logging import read_scalars
 from jaxcl.training._loop import train_and_evaluate
 from jaxcl.training._mesh import make_mesh, maybe_initialize_distributed, replicate, shard_batch
 from jaxcl.training._run import Run, load_run, state_shardings
@@ -58,6 +59,7 @@ __all__ = [
     "make_mesh",
     "make_task",
     "maybe_initialize_distributed",
+    "read_scalars",
     "register_task",
     "replicate",
     "reuse_host_memory",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import os
 import socket
 import struct
@@ -108,6 +109,45 @@ class MetricWriter:
         if not self._remote:
             self._file.close()
         self._records = None
+
+
+def read_scalars(workdir: str, tag: str) -> tuple[list[int], list[float]]:
+    """Steps and values of the scalar ``tag`` in the TensorBoard event files of a local
+    ``workdir``, file by file (oldest name first) in the order written, without TensorFlow.
+
+    Reads the files :class:`MetricWriter` writes (``simple_value`` scalars) and those of runs
+    from before 2026-11-30 (clu's, scalars as tensors). A record cut short at the end of a
+    file (a run still writing) ends that file; a record whose checksum does not match raises
+    ``ValueError`` naming the file.
+    """
+    from tensorboard.compat.proto import event_pb2
+    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
+    from tensorboard.util import tensor_util
+
+    steps, values = [], []
+    for path in sorted(glob.glob(os.path.join(workdir, "*tfevents*"))):
+        with open(path, "rb") as f:
+            data = f.read()
+        pos = 0
+        while pos + 12 <= len(data):
+            (length,) = struct.unpack_from("<Q", data, pos)
+            start, end = pos + 12, pos + 12 + length
+            if end + 4 > len(data):
+                break
+            record = data[start:end]
+            if struct.unpack_from("<I", data, end)[0] != masked_crc32c(record):
+                raise ValueError(f"read_scalars: {path}: corrupt record at byte {pos}")
+            event = event_pb2.Event.FromString(record)
+            for value in event.summary.value:
+                if value.tag != tag:
+                    continue
+                steps.append(int(event.step))
+                if value.WhichOneof("value") == "simple_value":
+                    values.append(float(value.simple_value))
+                else:
+                    values.append(float(tensor_util.make_ndarray(value.tensor)))
+            pos = end + 4
+    return steps, values
 
 
 def make_writer(workdir: str) -> MetricWriter:
