@@ -380,10 +380,10 @@ def test_image_table_pairs_each_imix_run_with_its_baselines_seed(tmp_path, capsy
     table = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(table)
 
-    def run(name, method, seed, top1, knn, epochs=6, data="fashion_mnist_images", probe=None):
+    def run(name, method, seed, top1, knn, epochs=6, data="fashion_mnist_images", probe=None, **hp):
         workdir = tmp_path / name
         workdir.mkdir()
-        config = {"method": {"name": method}, "seed": seed, "train": {"epochs": epochs}}
+        config = {"method": {"name": method, **hp}, "seed": seed, "train": {"epochs": epochs}}
         config["data"] = {"name": data}
         config["eval"] = probe or {"linear_trust_ratio": False, "linear_standardize": False}
         (workdir / "config.json").write_text(json.dumps(config))
@@ -431,11 +431,24 @@ def test_image_table_pairs_each_imix_run_with_its_baselines_seed(tmp_path, capsy
         run("t0", "npair", 0, 0.85, 0.84, 60, "fashion_mnist", measured),
         run("t1", "imix", 0, 0.87, 0.85, 60, "fashion_mnist", measured),
     ]
-    table.main(["--runs", *tab, "--name", "tabular", "--out-dir", str(tmp_path / "out")])
+    # i-Mix's per-sample lambda (the official code's) is a row of its own, against the same
+    # baseline; the per-batch run of the same seed is not overwritten by it.
+    per_sample = run(
+        "t3", "imix", 0, 0.88, 0.86, 60, "fashion_mnist", measured, lam_per_sample=True
+    )
+    table.main(
+        ["--runs", *tab, per_sample, "--name", "tabular", "--out-dir", str(tmp_path / "out")]
+    )
     out = json.loads((tmp_path / "out" / "tabular.json").read_text())
     assert out["probe"] == "trust_ratio=True, standardize=True"
-    assert out["table"]["60"]["gaps"]["imix"]["test_top1"] == pytest.approx([2.0])
-    assert "linear probe: trust_ratio=True, standardize=True" in capsys.readouterr().out
+    gaps = out["table"]["60"]["gaps"]
+    assert gaps["imix"]["test_top1"] == pytest.approx([2.0])
+    assert gaps["imix_per_sample"]["test_top1"] == pytest.approx([3.0])
+    assert gaps["imix_per_sample"]["baseline"] == "npair"
+    printed = capsys.readouterr().out
+    assert "linear probe: trust_ratio=True, standardize=True" in printed
+    assert "| N-pair + i-Mix, per-sample λ (tabular) | 88.0 | 86.0 | 88.0 | 0 |" in printed
+    assert "N-pair + i-Mix, per-sample λ (tabular) minus N-pair (tabular): linear +3.0" in printed
     simclr = run("t2", "imix", 1, 0.87, 0.85, 60, "fashion_mnist")
     with pytest.raises(SystemExit, match="different linear probes"):
         table.main(["--runs", *tab, simclr, "--out-dir", str(tmp_path)])

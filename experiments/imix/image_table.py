@@ -3,10 +3,11 @@
 Each ``experiments/imix/image_<row>.py`` (or ``tabular_fmnist_<row>.py``) run writes
 ``workdir/results.json`` (linear-probe ``test_top1`` and the kNN monitor's ``knn_top1``) and
 ``workdir/config.json`` (method, seed, epochs, the probe's settings). This script groups
-runs by method and epochs, pairs each i-Mix run with its baseline's run of the same seed and
-epochs, and prints and writes (``experiments/imix/results/<name><tag>.{json,png}``, name
-``image_table`` unless given) every row's mean ± sample std and the per-seed gap i-Mix minus
-baseline::
+runs by method and epochs (an i-Mix run with ``method.lam_per_sample=True``, the official
+code's per-sample Mixup coefficient, is a row of its own), pairs each i-Mix run with its
+baseline's run of the same seed and epochs, and prints and writes
+(``experiments/imix/results/<name><tag>.{json,png}``, name ``image_table`` unless given)
+every row's mean ± sample std and the per-seed gap i-Mix minus baseline::
 
     python experiments/imix/image_table.py --tag _epochs6 \
         --runs /tmp/w_byol_s0 /tmp/w_imix_byol_s0 /tmp/w_byol_s1 ...
@@ -29,8 +30,8 @@ import statistics
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # i-Mix's method -> its baseline's method (jaxcl.methods names).
-PAIRS = {"imix_image": "npair_image", "imix_moco": "moco", "imix_byol": "byol", "imix": "npair"}
-LABELS = {
+_PAIRS = {"imix_image": "npair_image", "imix_moco": "moco", "imix_byol": "byol", "imix": "npair"}
+_LABELS = {
     "npair": "N-pair (tabular)",
     "imix": "N-pair + i-Mix (tabular)",
     "npair_image": "N-pair (SimCLR)",
@@ -40,6 +41,15 @@ LABELS = {
     "byol": "BYOL",
     "imix_byol": "BYOL + i-Mix",
 }
+# Runs with ``method.lam_per_sample=True`` (one lambda per example, as i-Mix's code) are rows
+# of their own, ``<method>_per_sample``, paired with the same baseline.
+PER_SAMPLE = "_per_sample"
+PAIRS = {**_PAIRS, **{m + PER_SAMPLE: b for m, b in _PAIRS.items()}}
+LABELS = {}
+for _m, _label in _LABELS.items():
+    LABELS[_m] = _label
+    if _m in _PAIRS:
+        LABELS[_m + PER_SAMPLE] = _label.replace("i-Mix", "i-Mix, per-sample λ")
 ORDER = list(LABELS)
 METRICS = ("test_top1", "knn_top1")
 
@@ -52,8 +62,10 @@ def read_run(workdir: str) -> dict:
             raise SystemExit(f"--runs {workdir!r}: no {os.path.basename(path)} (unfinished run?)")
     config, results = (json.load(open(p)) for p in paths)
     method = config["method"]["name"]
-    if method not in LABELS:
-        raise SystemExit(f"--runs {workdir!r}: method {method!r} is not one of {ORDER}")
+    if method not in _LABELS:
+        raise SystemExit(f"--runs {workdir!r}: method {method!r} is not one of {list(_LABELS)}")
+    if config["method"].get("lam_per_sample", False):
+        method += PER_SAMPLE
     return {
         "workdir": workdir,
         "method": method,
@@ -163,11 +175,11 @@ def render(result: dict) -> str:
                 f"| {LABELS[method]} | {_fmt(r['test_top1_summary'])} | "
                 f"{_fmt(r['knn_top1_summary'])} | {per} | {', '.join(map(str, r['seeds']))} |"
             )
-        for g in t["gaps"].values():
+        for mix, g in t["gaps"].items():
             per = " / ".join(f"{v:+.1f}" for v in g["test_top1"])
             knn = " / ".join(f"{v:+.1f}" for v in g["knn_top1"])
             lines.append(
-                f"i-Mix minus {LABELS[g['baseline']]}: linear {per} (mean "
+                f"{LABELS[mix]} minus {LABELS[g['baseline']]}: linear {per} (mean "
                 f"{g['test_top1_summary']['mean']:+.1f}), kNN {knn}; ahead in "
                 f"{g['imix_ahead']} of {len(g['seeds'])} seeds"
             )
