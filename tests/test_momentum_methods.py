@@ -43,10 +43,14 @@ def _np_normalize(x):
     return x / np.linalg.norm(x, axis=-1, keepdims=True)
 
 
-def _np_ce(logits, targets):
+def _np_ce_rows(logits, targets):
     logits = logits - logits.max(axis=1, keepdims=True)
     logp = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
-    return -np.mean([logp[i, t] for i, t in enumerate(targets)])
+    return -np.asarray([logp[i, t] for i, t in enumerate(targets)])
+
+
+def _np_ce(logits, targets):
+    return float(np.mean(_np_ce_rows(logits, targets)))
 
 
 def _filled_queue(method, rows):
@@ -91,25 +95,34 @@ def test_imix_moco_uses_the_batch_keys_and_the_queue():
     np.testing.assert_allclose(float(got), want, rtol=1e-4)
 
 
-def test_imix_moco_loss_mixes_the_queries_and_keeps_the_keys_unmixed():
+@pytest.mark.parametrize("per_sample", [False, True])
+def test_imix_moco_loss_mixes_the_queries_and_keeps_the_keys_unmixed(per_sample):
     """The whole loss: queries of the mixed first view, keys of the unmixed second view from
     the target network, logits against the batch's keys then the queue's written rows, and
-    the virtual labels lam on i and 1 - lam on perm(i)."""
+    the virtual labels lam on i and 1 - lam on perm(i) (lam per batch, or row i's own)."""
     from jaxcl import mixers
 
-    method = _method("imix_moco", queue_size=16, temperature=0.2, alpha=1.0)
+    method = _method(
+        "imix_moco", queue_size=16, temperature=0.2, alpha=1.0, lam_per_sample=per_sample
+    )
     model = _moco_model()
     extra = method.init_extra(model, jax.random.key(0))
     extra["target"] = jax.tree.map(lambda t: t * 0.9, extra["target"])
     rows = np.random.default_rng(1).normal(size=(8, 4))
     extra["queue"] = _filled_queue(method, rows)
     batch, key = _batch(), jax.random.key(3)
-    loss, _, keys = method.loss(model, batch, key, extra)
+    loss, metrics, keys = method.loss(model, batch, key, extra)
 
     view_key, mix_key = jax.random.split(key)
     a, b = _images.simclr_views(view_key, batch.x, method.hp)
-    mixed, lam, perm = mixers.imix_mixup(mix_key, a, alpha=1.0)
-    assert 0.05 < float(lam) < 0.95 and not np.array_equal(np.asarray(perm), np.arange(8))
+    mixed, lam, perm = mixers.imix_mixup(mix_key, a, alpha=1.0, per_sample=per_sample)
+    lam = np.asarray(lam)
+    assert not np.array_equal(np.asarray(perm), np.arange(8))
+    if per_sample:  # one folded lam per row, and not all the same
+        assert lam.shape == (8,) and np.all(lam >= 0.5) and np.ptp(lam) > 0.05
+    else:
+        assert lam.shape == () and 0.05 < float(lam) < 0.95
+    assert float(metrics["lam"]) == pytest.approx(float(np.mean(lam)))
     target = _moco_model()
     nnx.update(target, {"encoder": extra["target"]["encoder"], "head": extra["target"]["head"]})
     k = _np_normalize(target(b))
@@ -117,9 +130,8 @@ def test_imix_moco_loss_mixes_the_queries_and_keeps_the_keys_unmixed():
 
     def want(q):
         logits = np.concatenate([q @ k.T, q @ _np_normalize(rows).T], 1) / 0.2
-        return float(lam) * _np_ce(logits, range(8)) + (1 - float(lam)) * _np_ce(
-            logits, np.asarray(perm)
-        )
+        own, other = _np_ce_rows(logits, range(8)), _np_ce_rows(logits, np.asarray(perm))
+        return float(np.mean(lam * own + (1 - lam) * other))
 
     np.testing.assert_allclose(float(loss), want(_np_normalize(model(mixed))), rtol=1e-4)
     assert abs(float(loss) - want(_np_normalize(model(a)))) > 1e-3  # the queries are mixed
@@ -160,14 +172,16 @@ def _byol_model(seed=0):
     )
 
 
-@pytest.mark.parametrize("name", ["byol", "imix_byol"])
-def test_byol_loss_is_the_symmetric_regression(name):
-    method = _method(name)
+@pytest.mark.parametrize(
+    "name, per_sample", [("byol", False), ("imix_byol", False), ("imix_byol", True)]
+)
+def test_byol_loss_is_the_symmetric_regression(name, per_sample):
+    method = _method(name, **({"lam_per_sample": True} if per_sample else {}))
     model = _byol_model()
     extra = method.init_extra(model, jax.random.key(0))
     extra["target"] = jax.tree.map(lambda t: t * 1.1, extra["target"])
     batch, key = _batch(), jax.random.key(5)
-    loss, _ = method.loss(model, batch, key, extra)
+    loss, metrics = method.loss(model, batch, key, extra)
 
     k_views, k_mix = jax.random.split(key)
     a, b = _momentum.byol_views(k_views, batch.x)
@@ -177,17 +191,23 @@ def test_byol_loss_is_the_symmetric_regression(name):
     z_a, z_b = (_np_normalize(target.head(target.encoder(v))) for v in (a, b))
     p_a, p_b = _np_normalize(model(a_in)), _np_normalize(model(b_in))
 
-    def regression(p, z, lam, perm):
-        lam, perm = float(lam), np.asarray(perm)
+    def regression(p, z, lam, perm):  # lam: () or one per row
+        lam, perm = np.asarray(lam), np.asarray(perm)
         cos = lam * np.sum(p * z, 1) + (1 - lam) * np.sum(p * z[perm], 1)
         return np.mean(2 - 2 * cos)
 
     want = regression(p_a, z_b, lam_a, perm_a) + regression(p_b, z_a, lam_b, perm_b)
     np.testing.assert_allclose(float(loss), want, rtol=1e-4)
+    lams = np.concatenate([np.ravel(lam_a), np.ravel(lam_b)])
+    assert float(metrics["lam"]) == pytest.approx(float(np.mean(lams)))  # both directions
     if name == "byol":
-        assert float(lam_a) == 1.0
+        assert np.all(lams == 1.0)
+    elif per_sample:  # each direction its own folded lam per row
+        assert np.shape(lam_a) == np.shape(lam_b) == (8,) and np.all(lams >= 0.5)
+        assert not np.allclose(lam_a, lam_b) and not np.array_equal(a_in, a)
     else:
-        assert 0.0 <= float(lam_a) <= 1.0 and not np.array_equal(a_in, a)
+        assert np.shape(lam_a) == () and 0.0 <= float(lam_a) <= 1.0
+        assert not np.array_equal(a_in, a)
 
 
 def test_byol_after_update_follows_the_run_length():

@@ -8,6 +8,9 @@ discrimination alone and overstate i-Mix's gain). Temperature 0.1; i-Mix's alpha
 Every i-Mix method (here and on images) takes ``config.method.lam_per_sample``: ``False``
 (default, the paper's Algorithm 1) draws one mixing coefficient per batch; ``True`` draws
 one per sample, folded to ``max(lam, 1 - lam)``, as the official code's ``mixup`` does.
+Their ``lam`` metric is the batch's coefficient, or the mean of the per-sample ones: with
+``alpha = 1`` about 0.5 per batch against about 0.75 per sample (folded), so the two
+settings' curves do not compare.
 """
 
 from __future__ import annotations
@@ -65,7 +68,8 @@ def check_imix(hp, mixes=MIXES):
     if hp.lam_per_sample and mix != "mixup":
         raise ValueError(
             f"config.method.lam_per_sample = True with mix = {mix!r}: only 'mixup' draws a "
-            "coefficient per sample (CutMix pastes one box per batch, as the official code)"
+            "coefficient per sample (CutMix pastes one box per batch, as the official code); "
+            "set method.lam_per_sample=False or method.mix='mixup'"
         )
 
 
@@ -73,6 +77,7 @@ def imix_mix(key, x, hp):
     """``(x_mix, lam, perm)``: ``x`` mixed by ``hp.mix`` (Mixup unless the method offers a
     choice) with ``lam ~ Beta(hp.alpha, hp.alpha)``, per batch or, with
     ``hp.lam_per_sample``, per sample."""
+    check_imix(hp)  # trace-time only: a bad setting fails here, not as a wrong mix
     if getattr(hp, "mix", "mixup") == "mixup":
         return mixers.imix_mixup(key, x, alpha=hp.alpha, per_sample=hp.lam_per_sample)
     return mixers.cutmix(key, x, alpha=hp.alpha)

@@ -43,8 +43,10 @@ BYOL (Grill et al. 2020): online encoder + projector + predictor, target encoder
 projector by EMA with the cosine schedule ``1 - (1 - base) (cos(pi k / K) + 1) / 2`` over
 the run's ``K`` steps; the symmetric regression loss between normalised predictions and
 target projections. With i-Mix each view is mixed with its own ``(lam, perm)`` (``lam`` per
-batch, or per sample with ``lam_per_sample``), and the target is ``lam * z_i + (1 - lam) *
-z_perm(i)`` in cosine (:func:`jaxcl.losses.imix_byol_loss`), both directions.
+batch, or per sample with ``lam_per_sample``), and each prediction's loss is ``lam`` times
+its cosine to its own target ``z_i`` plus ``1 - lam`` times its cosine to ``z_perm(i)``
+(:func:`jaxcl.losses.imix_byol_loss`), both directions. The ``lam`` metric is the mean over
+both directions' draws.
 """
 
 from __future__ import annotations
@@ -337,7 +339,7 @@ class BYOL(Method):
         loss = losses.imix_byol_loss(p_a, z_b, lam=lam_a, perm=perm_a) + losses.imix_byol_loss(
             p_b, z_a, lam=lam_b, perm=perm_b
         )
-        return loss, {"loss": loss, "lam": jnp.mean(lam_a)}
+        return loss, {"loss": loss, "lam": (jnp.mean(lam_a) + jnp.mean(lam_b)) / 2}
 
     def after_update(self, *, params, model_state, extra, outputs, step):
         if self.total_steps is None:
