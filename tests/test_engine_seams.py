@@ -332,6 +332,12 @@ def test_sigkill_then_rerun_and_a_rerun_of_the_finished_run_match_an_uninterrupt
     table = _table_without_wall_time(out_ref)
     assert table == _table_without_wall_time(out_resumed) == _table_without_wall_time(out_again)
     assert "-" not in table[2][4] and "nan" not in out_again.lower()  # the final loss is shown
+    # The summaries, read as TensorBoard reads them: the killed run's steps past its
+    # checkpoint are replaced by the resumed run's, so each step is there once, as in one run.
+    ref_steps, ref_losses = training.read_scalars(str(tmp_path / "ref"), "loss")
+    steps, losses = training.read_scalars(str(tmp_path / "run"), "loss")
+    assert steps == ref_steps == [*range(40, 12 * 22, 40), 12 * 22]  # and the last step
+    np.testing.assert_allclose(losses, ref_losses, rtol=1e-6)
     config = _config("queue", **{"train.epochs": 12, "mesh.data": 4})
     with config.unlocked():
         config.train.checkpoint_every_steps = 40

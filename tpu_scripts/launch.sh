@@ -369,7 +369,7 @@ stop_cmd+=(--stop)
     echo "  watch the live tmux session on worker 0 (detach with Ctrl-b d):"
     printf '   %s -- -t tmux attach -t %s\n' "$(printf ' %q' "${ssh_base[@]}" --worker=0)" "$TMUX_SESSION"
   fi
-  echo "  TensorBoard (needs 'pip install tensorboard gcsfs' or tensorflow for gs://):"
+  echo "  TensorBoard (for gs://: tensorboard and gcsfs, which 'pip install jaxcl[train]' installs):"
   printf '    tensorboard --logdir %q\n' "$WORKDIR"
   echo "  resume after a preemption or a stop: rerun the same command; it restarts from"
   echo "  the last checkpoint in the workdir:"

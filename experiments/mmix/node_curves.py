@@ -52,6 +52,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def logged_losses(workdir: str) -> tuple[np.ndarray, np.ndarray]:
     """Steps and training losses from a run's TensorBoard events (``loss`` scalars)."""
     steps, losses = training.read_scalars(workdir, "loss")
+    if not steps:  # a run made without `tensorboard`, or one that logged no loss yet
+        return np.zeros(0, int), np.zeros(0)
     order = np.argsort(steps, kind="stable")
     steps, losses = np.asarray(steps)[order], np.asarray(losses)[order]
     keep = np.r_[steps[1:] != steps[:-1], True]  # a resumed run logs a step twice: the last

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import glob
 import io
+import itertools
 import os
 import socket
 import struct
@@ -15,6 +15,7 @@ from absl import logging
 
 # How often (seconds) a remote workdir's event file is uploaded again with what was written.
 _REMOTE_UPLOAD_SECS = 120.0
+_FILE_NUMBER = itertools.count()  # two writers of one process never share a file
 
 
 class MetricWriter:
@@ -28,13 +29,19 @@ class MetricWriter:
     to the log only, with a warning.
 
     A local workdir's file is appended to and flushed at every write. A remote one (``gs://``
-    and other URLs, through ``etils.epath`` as orbax's checkpoints) cannot be appended to: the
+    and other URLs, through ``etils.epath`` as orbax's checkpoints; ``gs://`` without
+    TensorFlow needs ``gcsfs``, which ``jaxcl[train]`` installs) cannot be appended to: the
     records are kept in memory and the whole file is uploaded again at most every
     ``_REMOTE_UPLOAD_SECS`` seconds of writes, at ``flush`` and at ``close``; an upload that
     fails is logged as a warning, and the next one writes every record again.
+
+    A run resumed from its checkpoint at step ``start_step`` > 0 opens its file with
+    TensorBoard's restart marker (``SessionLog.START`` at ``start_step + 1``): TensorBoard
+    (and :func:`read_scalars`) then drop the earlier files' points past the checkpoint, which
+    the resumed run logs again, instead of drawing both.
     """
 
-    def __init__(self, workdir: str, *, events: bool = True):
+    def __init__(self, workdir: str, *, events: bool = True, start_step: int = 0):
         self._records = None  # tensorboard's RecordWriter, while an event file is open
         self.path: str | None = None  # the event file's, where one is written
         if not events:
@@ -51,19 +58,30 @@ class MetricWriter:
             return
         self._event, self._summary = event_pb2.Event, summary_pb2.Summary
         name = f"events.out.tfevents.{time.time():.6f}.{socket.gethostname()}.{os.getpid()}"
+        name += f".{next(_FILE_NUMBER)}"
         self._remote = "://" in workdir
         if self._remote:
             from etils import epath
 
             self._path = epath.Path(workdir) / name
             self._buffer, self._uploaded = io.BytesIO(), time.monotonic()
+            self._uploaded_bytes = 0
             self._records = RecordWriter(self._buffer)
         else:
             os.makedirs(workdir, exist_ok=True)
-            self._records = RecordWriter(open(os.path.join(workdir, name), "ab"))
             self._path = os.path.join(workdir, name)
+            self._records = RecordWriter(open(self._path, "ab"))
         self.path = str(self._path)
-        self._add(self._event(wall_time=time.time(), file_version="brain.Event:2"))
+        try:
+            self._add(self._event(wall_time=time.time(), file_version="brain.Event:2"))
+            if start_step > 0:
+                restart = event_pb2.SessionLog(status=event_pb2.SessionLog.START)
+                self._add(
+                    self._event(wall_time=time.time(), step=start_step + 1, session_log=restart)
+                )
+        except BaseException:
+            self._records.close()
+            raise
 
     def _add(self, event) -> None:
         self._records.write(event.SerializeToString())
@@ -85,10 +103,16 @@ class MetricWriter:
         self._add(self._event(wall_time=time.time(), step=int(step), summary=summary))
 
     def flush(self) -> None:
-        if self._records is not None and self._remote:
-            self._uploaded = time.monotonic()
+        """Uploads a remote file if records were written since the last upload (a local
+        file is flushed at every write)."""
+        if self._records is None or not self._remote:
+            return
+        self._uploaded = time.monotonic()
+        data = self._buffer.getvalue()
+        if len(data) > self._uploaded_bytes:
             try:
-                self._path.write_bytes(self._buffer.getvalue())
+                self._path.write_bytes(data)
+                self._uploaded_bytes = len(data)
             except Exception as err:  # a storage hiccup must not end the training run
                 logging.warning(
                     "jaxcl: could not upload the event file %s (%s: %s); the next upload "
@@ -108,24 +132,32 @@ class MetricWriter:
 
 
 def read_scalars(workdir: str, tag: str) -> tuple[list[int], list[float]]:
-    """Steps and values of the scalar ``tag`` in the TensorBoard event files of a local
-    ``workdir``, file by file (oldest name first) in the order written, without TensorFlow.
+    """Steps and values of the scalar ``tag`` in the TensorBoard event files of ``workdir``
+    (a folder, or a ``gs://`` URL with ``gcsfs``), file by file (oldest name first) in the
+    order written, without TensorFlow.
 
     Reads the files :class:`MetricWriter` writes (``simple_value`` scalars) and those of runs
-    from before 2026-11-30 (clu's, scalars as tensors). A record cut short at the end of a
-    file (a run still writing) ends that file; a record whose checksum does not match raises
-    ``ValueError`` naming the file.
+    from before 2026-11-30 (clu's, scalars as tensors); other values under ``tag`` (images,
+    histograms) are skipped. A resumed run's restart marker (``SessionLog.START`` at step s)
+    drops the points read so far at steps >= s, as TensorBoard does. A record cut short at the
+    end of a file (a run still writing) ends that file; a record whose length or data does
+    not match its checksum raises ``ValueError`` naming the file and the byte.
     """
+    from etils import epath
     from tensorboard.compat.proto import event_pb2
     from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
     from tensorboard.util import tensor_util
 
-    steps, values = [], []
-    for path in sorted(glob.glob(os.path.join(workdir, "*tfevents*"))):
-        with open(path, "rb") as f:
-            data = f.read()
+    folder = epath.Path(workdir)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"read_scalars: workdir {workdir!r} is not a folder")
+    points: list[tuple[int, float]] = []
+    for path in sorted(p for p in folder.iterdir() if "tfevents" in p.name):
+        data = path.read_bytes()
         pos = 0
         while pos + 12 <= len(data):
+            if struct.unpack_from("<I", data, pos + 8)[0] != masked_crc32c(data[pos : pos + 8]):
+                raise ValueError(f"read_scalars: {path}: corrupt record length at byte {pos}")
             (length,) = struct.unpack_from("<Q", data, pos)
             start, end = pos + 12, pos + 12 + length
             if end + 4 > len(data):
@@ -134,21 +166,26 @@ def read_scalars(workdir: str, tag: str) -> tuple[list[int], list[float]]:
             if struct.unpack_from("<I", data, end)[0] != masked_crc32c(record):
                 raise ValueError(f"read_scalars: {path}: corrupt record at byte {pos}")
             event = event_pb2.Event.FromString(record)
+            if event.session_log.status == event_pb2.SessionLog.START:
+                points = [(s, v) for s, v in points if s < event.step]
             for value in event.summary.value:
-                if value.tag != tag:
+                kind = value.WhichOneof("value")
+                if value.tag != tag or kind not in ("simple_value", "tensor"):
                     continue
-                steps.append(int(event.step))
-                if value.WhichOneof("value") == "simple_value":
-                    values.append(float(value.simple_value))
+                if kind == "simple_value":
+                    points.append((int(event.step), float(value.simple_value)))
                 else:
-                    values.append(float(tensor_util.make_ndarray(value.tensor)))
+                    array = tensor_util.make_ndarray(value.tensor)
+                    if array.size == 1 and array.dtype.kind in "fiu":
+                        points.append((int(event.step), float(array.reshape(()))))
             pos = end + 4
-    return steps, values
+    return [s for s, _ in points], [v for _, v in points]
 
 
-def make_writer(workdir: str) -> MetricWriter:
-    """The run's metric writer: every process logs, process 0 also writes the event file."""
-    return MetricWriter(workdir, events=jax.process_index() == 0)
+def make_writer(workdir: str, start_step: int = 0) -> MetricWriter:
+    """The run's metric writer: every process logs, process 0 also writes the event file
+    (with the restart marker where the run resumes at ``start_step`` > 0)."""
+    return MetricWriter(workdir, events=jax.process_index() == 0, start_step=start_step)
 
 
 def scalars(scores: dict) -> dict:

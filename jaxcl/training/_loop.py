@@ -122,64 +122,70 @@ def _run(config, workdir, method, mesh) -> dict:
         state = jax.jit(run.init_state, out_shardings=run.shardings)()
     start_step = int(jax.device_get(state.step))
 
-    writer = _logging.make_writer(workdir)
-    replicated = _mesh.replicated(mesh)
-    eval_graphdef = run.eval_graphdef
+    writer = _logging.make_writer(workdir, start_step)
+    try:
+        replicated = _mesh.replicated(mesh)
+        eval_graphdef = run.eval_graphdef
 
-    # Outputs replicated: every process reads the whole result (on a pod, too).
-    @functools.partial(jax.jit, out_shardings=replicated)
-    def eval_features(params, model_state, batch):
-        model = nnx.merge(eval_graphdef, params, model_state)
-        return _as_float32(method.features(model, batch))
+        # Outputs replicated: every process reads the whole result (on a pod, too).
+        @functools.partial(jax.jit, out_shardings=replicated)
+        def eval_features(params, model_state, batch):
+            model = nnx.merge(eval_graphdef, params, model_state)
+            return _as_float32(method.features(model, batch))
 
-    @functools.partial(jax.jit, out_shardings=replicated)
-    def eval_logits(params, model_state, batch):
-        return _as_float32(nnx.merge(eval_graphdef, params, model_state)(batch))
+        @functools.partial(jax.jit, out_shardings=replicated)
+        def eval_logits(params, model_state, batch):
+            return _as_float32(nnx.merge(eval_graphdef, params, model_state)(batch))
 
-    def features_of(state):
-        return lambda batch: eval_features(state.params, state.model_state, batch)
+        def features_of(state):
+            return lambda batch: eval_features(state.params, state.model_state, batch)
 
-    def logits_of(state):
-        return lambda batch: eval_logits(state.params, state.model_state, batch)
+        def logits_of(state):
+            return lambda batch: eval_logits(state.params, state.model_state, batch)
 
-    history = _workdir.EvalHistory(workdir, start_step // max(1, steps_per_epoch))
-    t_start = time.perf_counter()
-    if start_step < total_steps:
-        key = jax.random.key(config.seed)
-        loop = _Loop(config, method, task, writer, checkpointer, workdir, total_steps, start_step)
-        try:
-            state = loop.run(state, run.train_step(), key, features_of, history)
-        finally:
-            # Also when interrupted: a save in flight finishes before this returns or
-            # raises, so the workdir holds what a rerun resumes from (and its summaries).
-            checkpointer.wait()
-            writer.flush()
-    train_seconds = time.perf_counter() - t_start
+        history = _workdir.EvalHistory(workdir, start_step // max(1, steps_per_epoch))
+        t_start = time.perf_counter()
+        if start_step < total_steps:
+            key = jax.random.key(config.seed)
+            loop = _Loop(
+                config, method, task, writer, checkpointer, workdir, total_steps, start_step
+            )
+            try:
+                state = loop.run(state, run.train_step(), key, features_of, history)
+            finally:
+                # Also when interrupted: a save in flight finishes before this returns or
+                # raises, so the workdir holds what a rerun resumes from (and its summaries).
+                checkpointer.wait()
+                writer.flush()
+        train_seconds = time.perf_counter() - t_start
 
-    t_eval = time.perf_counter()
-    steps_taken = int(jax.device_get(state.step))
-    final_kw, stopping = {}, {}
-    if state.best is not None:  # early stopping: evaluate the best epoch's parameters
-        stopping = _early_stopping.results(state, steps_per_epoch, total_steps)
-        final_kw["epoch"] = stopping["early_stopping_best_epoch"]
-        state = _early_stopping.best_state(state)
-    results = {
-        "method": method.name,
-        "data": task.name,
-        "steps": steps_taken,
-        # From the state: a rerun of a finished run reports the loss of its last step.
-        "final_loss": float(jax.device_get(state.last_loss)),
-        "pretrain_seconds": train_seconds,
-        "devices": mesh.size,
-        "platform": jax.devices()[0].platform,
-    }
-    results.update(stopping)
-    results.update(task.final(features_of(state), logits_of(state), history.entries, **final_kw))
-    results["eval_seconds"] = time.perf_counter() - t_eval
-    writer.write_scalars(
-        total_steps, {k: v for k, v in results.items() if isinstance(v, float) and "top1" in k}
-    )
-    writer.close()
+        t_eval = time.perf_counter()
+        steps_taken = int(jax.device_get(state.step))
+        final_kw, stopping = {}, {}
+        if state.best is not None:  # early stopping: evaluate the best epoch's parameters
+            stopping = _early_stopping.results(state, steps_per_epoch, total_steps)
+            final_kw["epoch"] = stopping["early_stopping_best_epoch"]
+            state = _early_stopping.best_state(state)
+        results = {
+            "method": method.name,
+            "data": task.name,
+            "steps": steps_taken,
+            # From the state: a rerun of a finished run reports the loss of its last step.
+            "final_loss": float(jax.device_get(state.last_loss)),
+            "pretrain_seconds": train_seconds,
+            "devices": mesh.size,
+            "platform": jax.devices()[0].platform,
+        }
+        results.update(stopping)
+        results.update(
+            task.final(features_of(state), logits_of(state), history.entries, **final_kw)
+        )
+        results["eval_seconds"] = time.perf_counter() - t_eval
+        writer.write_scalars(
+            total_steps, {k: v for k, v in results.items() if isinstance(v, float) and "top1" in k}
+        )
+    finally:  # the event file is closed on every way out, errors included
+        writer.close()
     checkpointer.close()
     _workdir.write_results(workdir, results)
     logging.info("results: %s", results)
