@@ -472,3 +472,14 @@ def test_image_table_pairs_each_imix_run_with_its_baselines_seed(tmp_path, capsy
     simclr = run("t2", "imix", 1, 0.87, 0.85, 60, "fashion_mnist")
     with pytest.raises(SystemExit, match="different linear probes"):
         table.main(["--runs", *tab, simclr, "--out-dir", str(tmp_path)])
+    # An earlier table's recorded runs join new ones (their workdirs may be gone).
+    later = run("t4", "npair", 1, 0.86, 0.84, 60, "fashion_mnist", measured)
+    recorded = str(tmp_path / "out" / "tabular.json")
+    table.main(
+        ["--records", recorded, "--runs", later, "--name", "both", "--out-dir", str(tmp_path)]
+    )
+    both = json.loads((tmp_path / "both.json").read_text())
+    assert both["table"]["60"]["rows"]["npair"]["seeds"] == [0, 1]
+    assert both["table"]["60"]["gaps"]["imix_per_sample"]["test_top1"] == pytest.approx([3.0])
+    with pytest.raises(SystemExit, match="seed 0, 60 epochs given twice"):
+        table.main(["--records", recorded, "--runs", tab[0], "--out-dir", str(tmp_path)])

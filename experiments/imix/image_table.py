@@ -14,6 +14,12 @@ every row's mean ± sample std and the per-seed gap i-Mix minus baseline::
     python experiments/imix/image_table.py --name tabular_table \
         --runs /tmp/w_npair_s0 /tmp/w_imix_s0 ...   # -> results/tabular_table.{json,png}
 
+``--records`` adds the runs an earlier table recorded in its JSON (their workdirs may be
+gone), e.g. seeds trained in another session beside new ones::
+
+    python experiments/imix/image_table.py --name tabular_table --tag _per_sample \
+        --records experiments/imix/results/tabular_table.json --runs /tmp/w_imix_ps_s0 ...
+
 Runs scored with different linear probes (any of the ``eval.linear_*`` settings in
 ``PROBE_KEYS``: optimiser, learning rate, epochs, batch, augmentation, trust ratio,
 standardisation) are refused in one table: their numbers do not compare.
@@ -76,6 +82,21 @@ def read_run(workdir: str) -> dict:
         **{m: 100.0 * float(results[m]) for m in METRICS},
         "pretrain_seconds": float(results.get("pretrain_seconds", float("nan"))),
     }
+
+
+def read_records(path: str) -> list[dict]:
+    """The runs an earlier table recorded in its JSON (``runs``), as :func:`read_run` gives
+    them."""
+    with open(path) as f:
+        runs = json.load(f).get("runs")
+    keys = ("workdir", "method", "seed", "epochs", "data", "probe", *METRICS)
+    if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
+        raise SystemExit(f"--records {path!r}: no list of runs under 'runs'")
+    for r in runs:
+        missing = [k for k in keys if k not in r]
+        if missing or r["method"] not in LABELS:
+            raise SystemExit(f"--records {path!r}: a run without {missing or 'a known method'}")
+    return runs
 
 
 # The settings of the linear probe a run was scored with (jaxcl.training's eval.linear_*).
@@ -217,12 +238,17 @@ def plot(result: dict, path: str) -> None:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", nargs="+", required=True, help="finished runs' workdirs")
+    parser.add_argument("--runs", nargs="+", default=[], help="finished runs' workdirs")
+    parser.add_argument(
+        "--records", nargs="+", default=[], help="JSON files of earlier tables: their runs"
+    )
     parser.add_argument("--tag", default="", help="suffix of the output files' names")
     parser.add_argument("--name", default="image_table", help="the output files' name")
     parser.add_argument("--out-dir", default=os.path.join(HERE, "results"))
     args = parser.parse_args(argv)
-    runs = [read_run(w) for w in args.runs]
+    if not args.runs and not args.records:
+        parser.error("give finished runs' workdirs (--runs) or earlier tables (--records)")
+    runs = [read_run(w) for w in args.runs] + [r for p in args.records for r in read_records(p)]
     result = table(runs)
     print(f"linear probe: {runs[0]['probe']}")
     print(render(result))
