@@ -13,19 +13,26 @@ Setup and choices: jaxcl/configs/imix_tabular.py.
 
 Measured (:cpu, the official code's tabular setup: input dropout 0.2 on each view, SGD,
 temperature 0.1, alpha 2.0), linear-probe test top-1 with the config's probe (LARS with the
-trust ratio, features z-scored), seeds 0 / 1 / 2: 87.0 / 87.35 / 87.20%; kNN top-1
-85.3 / 84.76 / 84.94%. With SimCLR's probe (no trust ratio, raw features; each run's
+trust ratio, features z-scored), seeds 0 / 1 / 2: 87.00 / 87.35 / 87.20%; kNN top-1
+85.28 / 84.76 / 84.94%. With SimCLR's probe (no trust ratio, raw features; each run's
 final checkpoint scored again with --config.eval.linear_trust_ratio=False
---config.eval.linear_standardize=False), seeds 1 / 2: 85.10 / 85.17%. Seed 0 ran at commit
-64e581d (2026-11-24, 27 min with the other row and the test suite sharing the 2-core AMD
-EPYC; its checkpoint is gone); seeds 1 and 2 at commit 61b2072 (2026-11-30, 2-core AMD EPYC
-Zen 3, 15-20 min a run, one run at a time, partly beside test runs;
---config.seed=1 / 2), no accelerator, jax 0.10.2. Records:
+--config.eval.linear_standardize=False): 84.79 / 85.10 / 85.17%. Seed 0 ran at commit
+409dd2f (2026-11-30, 2-core AMD EPYC Zen 4, 18 min beside a CI run; the first record, at
+64e581d, was 87.0); seeds 1 and 2 at commit 61b2072 (2026-11-30, 2-core AMD EPYC Zen 3,
+15-20 min a run, one run at a time, partly beside test runs); --config.seed=0 / 1 / 2, no
+accelerator, jax 0.10.2. Records:
 experiments/imix/results/tabular_table{,_simclr_probe}.{json,png}.
 
-i-Mix minus N-pair, seeds 0 / 1 / 2: +1.7 / +2.12 / +1.84 with the config's probe (means
-87.18 against 85.30), +1.50 / +1.06 with SimCLR's (seeds 1 and 2), kNN +2.9 / +2.80 /
-+2.40: i-Mix ahead in every seed under every measure. With the earlier setup
+i-Mix minus N-pair, seeds 0 / 1 / 2: +1.75 / +2.12 / +1.84 with the config's probe (means
+87.18 against 85.28), +1.20 / +1.50 / +1.06 with SimCLR's, kNN +2.85 / +2.80 / +2.40:
+i-Mix ahead in every seed under every measure.
+
+The official code's per-sample coefficient (--config.method.lam_per_sample=True: one lam
+per example, folded to max(lam, 1 - lam); seeds 0-2 at commit 409dd2f, 2-core Zen 4, 10-19
+min a run, seeds 0 and 1 beside a CI run): 87.17 / 87.30 / 87.23% (87.23 ± 0.07), kNN
+85.26 / 85.09 / 84.92%; SimCLR's probe 85.01 / 85.61 / 84.58%. Against one coefficient per
+batch, seed by seed: +0.17 / -0.05 / +0.03 (SimCLR's probe +0.22 / +0.51 / -0.59): no
+measurable difference. Its gap to N-pair: +1.92 / +2.07 / +1.87. With the earlier setup
 (identical views, Adam, tau 0.2, alpha 1.0; 2026-11-21) the rows gave 83.1% (kNN 83.9%), and the
 gap was +9.1 (74.0 against 83.1): the N-pair baseline had nothing to align.
 """
