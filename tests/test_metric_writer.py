@@ -207,7 +207,7 @@ def test_read_scalars_reads_both_kinds_of_scalar_and_stops_at_a_cut_record(tmp_p
     corrupt[-6] ^= 0xFF  # a byte of the last record's data
     with open(writer.path, "wb") as f:
         f.write(bytes(corrupt))
-    with pytest.raises(ValueError, match="corrupt record at byte"):
+    with pytest.raises(ValueError, match="record 3: .*tfevents.* failed event crc32 check"):
         _logging.read_scalars(str(tmp_path), "loss")
     # A damaged length in the middle of the file is an error, not the end of the file.
     first = len(_framed(_events(writer.path)[:1]))  # the second record starts here
@@ -215,7 +215,7 @@ def test_read_scalars_reads_both_kinds_of_scalar_and_stops_at_a_cut_record(tmp_p
     corrupt[first + 1] ^= 0x01
     with open(writer.path, "wb") as f:
         f.write(bytes(corrupt))
-    with pytest.raises(ValueError, match=f"corrupt record length at byte {first}"):
+    with pytest.raises(ValueError, match="record 1: .*tfevents.* failed header crc32 check"):
         _logging.read_scalars(str(tmp_path), "loss")
     with pytest.raises(FileNotFoundError, match="is not a folder"):
         _logging.read_scalars(str(tmp_path / "missing"), "loss")

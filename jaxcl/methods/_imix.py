@@ -76,8 +76,8 @@ def check_imix(hp, mixes=MIXES):
 def imix_mix(key, x, hp):
     """``(x_mix, lam, perm)``: ``x`` mixed by ``hp.mix`` (Mixup unless the method offers a
     choice) with ``lam ~ Beta(hp.alpha, hp.alpha)``, per batch or, with
-    ``hp.lam_per_sample``, per sample."""
-    check_imix(hp)  # trace-time only: a bad setting fails here, not as a wrong mix
+    ``hp.lam_per_sample``, per sample (the method's constructor has run
+    :func:`check_imix` on ``hp``)."""
     if getattr(hp, "mix", "mixup") == "mixup":
         return mixers.imix_mixup(key, x, alpha=hp.alpha, per_sample=hp.lam_per_sample)
     return mixers.cutmix(key, x, alpha=hp.alpha)

@@ -6,7 +6,6 @@ import io
 import itertools
 import os
 import socket
-import struct
 import sys
 import time
 
@@ -139,13 +138,15 @@ def read_scalars(workdir: str, tag: str) -> tuple[list[int], list[float]]:
     Reads the files :class:`MetricWriter` writes (``simple_value`` scalars) and those of runs
     from before 2026-11-30 (clu's, scalars as tensors); other values under ``tag`` (images,
     histograms) are skipped. A resumed run's restart marker (``SessionLog.START`` at step s)
-    drops the points read so far at steps >= s, as TensorBoard does. A record cut short at the
-    end of a file (a run still writing) ends that file; a record whose length or data does
-    not match its checksum raises ``ValueError`` naming the file and the byte.
+    drops the points read so far at steps >= s, as TensorBoard does. Records are read by
+    TensorBoard's own reader: one cut short at the end of a file (a run still writing) ends
+    that file; one whose length or data does not match its checksum raises ``ValueError``
+    naming the file and the record.
     """
     from etils import epath
     from tensorboard.compat.proto import event_pb2
-    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
+    from tensorboard.compat.tensorflow_stub import errors
+    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import PyRecordReader_New
     from tensorboard.util import tensor_util
 
     folder = epath.Path(workdir)
@@ -153,19 +154,17 @@ def read_scalars(workdir: str, tag: str) -> tuple[list[int], list[float]]:
         raise FileNotFoundError(f"read_scalars: workdir {workdir!r} is not a folder")
     points: list[tuple[int, float]] = []
     for path in sorted(p for p in folder.iterdir() if "tfevents" in p.name):
-        data = path.read_bytes()
-        pos = 0
-        while pos + 12 <= len(data):
-            if struct.unpack_from("<I", data, pos + 8)[0] != masked_crc32c(data[pos : pos + 8]):
-                raise ValueError(f"read_scalars: {path}: corrupt record length at byte {pos}")
-            (length,) = struct.unpack_from("<Q", data, pos)
-            start, end = pos + 12, pos + 12 + length
-            if end + 4 > len(data):
+        reader = PyRecordReader_New(str(path))
+        for number in itertools.count():
+            try:
+                reader.GetNext()
+            except errors.OutOfRangeError:
                 break
-            record = data[start:end]
-            if struct.unpack_from("<I", data, end)[0] != masked_crc32c(record):
-                raise ValueError(f"read_scalars: {path}: corrupt record at byte {pos}")
-            event = event_pb2.Event.FromString(record)
+            except errors.DataLossError as err:
+                if "truncated record" in str(err):
+                    break
+                raise ValueError(f"read_scalars: record {number}: {err}") from None
+            event = event_pb2.Event.FromString(reader.record())
             if event.session_log.status == event_pb2.SessionLog.START:
                 points = [(s, v) for s, v in points if s < event.step]
             for value in event.summary.value:
@@ -178,7 +177,6 @@ def read_scalars(workdir: str, tag: str) -> tuple[list[int], list[float]]:
                     array = tensor_util.make_ndarray(value.tensor)
                     if array.size == 1 and array.dtype.kind in "fiu":
                         points.append((int(event.step), float(array.reshape(()))))
-            pos = end + 4
     return [s for s, _ in points], [v for _, v in points]
 
 
