@@ -405,7 +405,8 @@ def test_image_table_pairs_each_imix_run_with_its_baselines_seed(tmp_path, capsy
         workdir.mkdir()
         config = {"method": {"name": method, **hp}, "seed": seed, "train": {"epochs": epochs}}
         config["data"] = {"name": data}
-        config["eval"] = probe or {"linear_trust_ratio": False, "linear_standardize": False}
+        simclr = {"linear_trust_ratio": False, "linear_standardize": False}
+        config["eval"] = simclr if probe is None else probe
         (workdir / "config.json").write_text(json.dumps(config))
         result = {"test_top1": top1, "knn_top1": knn, "pretrain_seconds": 60.0}
         (workdir / "results.json").write_text(json.dumps(result))
@@ -483,3 +484,15 @@ def test_image_table_pairs_each_imix_run_with_its_baselines_seed(tmp_path, capsy
     assert both["table"]["60"]["gaps"]["imix_per_sample"]["test_top1"] == pytest.approx([3.0])
     with pytest.raises(SystemExit, match="seed 0, 60 epochs given twice"):
         table.main(["--records", recorded, "--runs", tab[0], "--out-dir", str(tmp_path)])
+    # A run from before the probe had these settings (config.json without them) was scored
+    # with the trust ratio on standardised features: it joins the measured runs, and an old
+    # augmented probe (never standardised) is told apart from them.
+    old = run("t5", "imix", 1, 0.86, 0.84, 60, "fashion_mnist", {})
+    old_augmented = run("t6", "imix", 2, 0.86, 0.84, 60, "fashion_mnist", {"linear_augment": True})
+    assert table.read_run(old)["probe"] == "trust_ratio=True, standardize=True"
+    assert table.read_run(old_augmented)["probe"] == (
+        "augment=True, trust_ratio=True, standardize=False"
+    )
+    table.main(["--runs", *tab, old, "--name", "old", "--out-dir", str(tmp_path)])
+    with pytest.raises(SystemExit, match="different linear probes"):
+        table.main(["--runs", *tab, old_augmented, "--out-dir", str(tmp_path)])

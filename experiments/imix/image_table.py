@@ -111,9 +111,19 @@ PROBE_KEYS = (
 )
 
 
+# What the probe did before a setting existed, for runs whose config.json predates it: until
+# 2026-11-29 (commits 4301297, 1e696f2) LARS took the trust ratio and the probe on cached
+# features standardised them (the augmented probe did not), which the measured rows' configs
+# keep (jaxcl.configs.common.MEASURED_PROBE).
+PROBE_BEFORE = {"linear_trust_ratio": True, "linear_standardize": True}
+
+
 def _probe(config: dict) -> str:
-    """The linear probe a run was scored with, as ``key=value`` of its settings."""
+    """The linear probe a run was scored with, as ``key=value`` of its settings (a setting an
+    older run's config.json lacks: what the probe did then, ``PROBE_BEFORE``)."""
     ev = config.get("eval", {})
+    before = {**PROBE_BEFORE, "linear_standardize": not ev.get("linear_augment", False)}
+    ev = {**before, **ev}
     return ", ".join(f"{k.removeprefix('linear_')}={ev[k]}" for k in PROBE_KEYS if k in ev)
 
 
