@@ -219,3 +219,25 @@ def test_consecutive_epochs_from_one_reader(tmp_path):
         np.testing.assert_array_equal(la, lb)
     with pytest.raises(ValueError, match="`epochs`=2: expected >= 1"):
         next(image_batches(source, batch_size=8, epoch=None, epochs=2))
+
+
+def test_a_subset_reads_its_rows_in_batches_and_in_worker_processes(tmp_path):
+    import pickle
+
+    splits = small_folder(tmp_path)
+    source = open_images("tiny", "train", tmp_path)
+    rows = np.array([3, 17, 18, 39, 0])
+    sub = source.subset(rows)
+    assert len(sub) == 5 and sub.image_shape == source.image_shape
+    images, labels = sub.read(range(5))
+    np.testing.assert_array_equal(images, splits["train"][0][rows])
+    np.testing.assert_array_equal(labels, splits["train"][1][rows])
+    for workers in (0, 1):  # grain's worker processes get a pickled copy
+        copy = pickle.loads(pickle.dumps(sub))
+        batches = list(image_batches(copy, batch_size=2, epoch=None, workers=workers))
+        got = np.concatenate([x[:real] for x, _, real in batches])
+        np.testing.assert_array_equal(got, splits["train"][0][rows])
+    with pytest.raises(IndexError, match=r"`indices` span \[-1, 3\]; expected within \[0, 40\)"):
+        source.subset([3, -1])
+    with pytest.raises(IndexError, match=r"span \[0, 40\]"):
+        source.subset([0, 40])

@@ -187,3 +187,45 @@ def test_metaug_tiny_imagenet_row_runs_on_the_prepared_folder(tmp_path):
     results = training.train_and_evaluate(config, str(tmp_path / "run"))
     assert results["steps"] == 2 and np.isfinite(results["final_loss"])
     assert 0.0 <= results["test_top1"] <= 1.0
+
+
+def test_knn_bank_is_a_seeded_random_sample_not_the_first_classes(tmp_path, monkeypatch):
+    """The prepared training split is stored class by class: a kNN bank of its first
+    ``knn_max_train`` images would hold one class here (the first 20 of 200 on the real
+    set). The bank is a seeded random sample, the same rows whether streamed on its own (the
+    monitor) or cut from the whole split's features (the final scores)."""
+    import jax.numpy as jnp
+
+    from jaxcl import evaluation, methods
+    from jaxcl.training import _mesh, _task
+
+    files = write_tree(tmp_path / "src")
+    data_dir = prepare_tiny_imagenet(tmp_path / "tfds", zip_tree(tmp_path, files))
+    config = metaug_images.make("oucl", "tiny_imagenet,fc")
+    with config.unlocked():
+        config.data.update(data_dir=str(data_dir), workers=0)
+        config.mesh.data = 1
+        config.train.batch_size = 6
+        config.eval.update(knn_max_train=PER_CLASS, eval_batch_size=4)
+        config.seed = 3
+    task = _task.make_task(config, methods.get(config.method.name)(config), _mesh.make_mesh(1))
+    images, labels = open_images("tiny_imagenet", "train", data_dir).read(range(3 * PER_CLASS))
+    assert np.all(labels[:PER_CLASS] == 0)  # the first images: one class
+    rows = task.knn_rows()
+    want = np.sort(np.random.default_rng(3).permutation(3 * PER_CLASS)[:PER_CLASS])
+    np.testing.assert_array_equal(rows, want)
+    assert len(set(labels[rows].tolist())) > 1
+
+    def features(x):  # a few pixels of each (centre-cropped) image as its features
+        return jnp.asarray(x, jnp.float32).reshape(x.shape[0], -1)[:, :16]
+
+    seen = []
+    monkeypatch.setattr(
+        evaluation, "knn_accuracy", lambda tf, ty, *a, **k: seen.append((tf, ty)) or 0.0
+    )
+    task._knn(features)  # the monitor: the bank's rows streamed from the split
+    whole = task._features(features, "train")
+    task._knn(features, test=task._features(features, "test"), train=whole)
+    for train_f, train_y in seen:
+        np.testing.assert_array_equal(train_y, labels[rows])
+        np.testing.assert_array_equal(train_f, whole[0][rows])

@@ -80,6 +80,26 @@ def not_prepared_error(fn: str, name: str, data_dir) -> FileNotFoundError:
     )
 
 
+class _Rows:
+    """Some rows of a record source, by position (picklable, for grain's workers)."""
+
+    def __init__(self, records, indices: np.ndarray):
+        self.records, self.indices = records, indices
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+    def __getitem__(self, i):
+        return self.records[int(self.indices[i])]
+
+    def __getitems__(self, keys):
+        rows = [int(self.indices[k]) for k in keys]
+        try:
+            return list(self.records.__getitems__(rows))
+        except (TypeError, AttributeError):  # see ImageSource.examples
+            return [self.records[r] for r in rows]
+
+
 @dataclasses.dataclass
 class ImageSource:
     """One split of an image data set with random access (picklable: grain's workers get a
@@ -119,6 +139,17 @@ class ImageSource:
             # tfds.testing.mock_data patches `__getitems__` with a function that misses its
             # `self`; single reads work there (a genuine error recurs below).
             return [self.records[i] for i in keys]
+
+    def subset(self, indices) -> ImageSource:
+        """The examples at ``indices`` (in that order) as a source of their own: e.g. a
+        random sample of a split whose records are stored sorted by class."""
+        indices = np.asarray(indices, np.int64).reshape(-1)
+        if indices.size and (indices.min() < 0 or indices.max() >= len(self)):
+            raise IndexError(
+                f"ImageSource.subset: `indices` span [{indices.min()}, {indices.max()}]; "
+                f"expected within [0, {len(self)}) for `{self.name}` split {self.split!r}"
+            )
+        return dataclasses.replace(self, records=_Rows(self.records, indices))
 
     def read(self, indices) -> tuple[np.ndarray, np.ndarray]:
         """``(images uint8 [n, H, W, C], labels int32 [n])`` of fixed-size examples."""

@@ -198,8 +198,9 @@ class ImageTask:
         return b + (-b % self.mesh.size)
 
     def _stream(self, role: str, limit: int | None = None):
-        """``(placed images, labels, real)`` over a split in stored order (eval crops)."""
-        source = self.sources[role]
+        """``(placed images, labels, real)`` over a split in stored order (eval crops);
+        ``role`` names a split, or is an :class:`ImageSource` itself."""
+        source = self.sources[role] if isinstance(role, str) else role
         seen = 0
         for images, labels, real in data_lib.image_batches(
             source,
@@ -227,14 +228,24 @@ class ImageTask:
         every = self.config.train.get("knn_every_epochs", 0)
         return bool(every) and epoch % every == 0
 
+    def knn_rows(self) -> np.ndarray:
+        """The training images of the kNN bank: ``eval.knn_max_train`` of them drawn at
+        random (seeded by ``config.seed``, as the tabular task), in stored order, or all of
+        them. A random sample, not the first images: a split stored sorted by class (Tiny
+        ImageNet's, as jaxcl writes it) would give a bank of a few classes."""
+        n = len(self.sources["train"])
+        rows = np.random.default_rng(self.config.seed).permutation(n)
+        return np.sort(rows[: self.config.eval.knn_max_train])
+
     def _knn(self, features_fn, test=None, train=None):
-        """kNN on the first ``eval.knn_max_train`` training images (from ``train``'s
-        features when they are at hand)."""
+        """kNN with the bank of :meth:`knn_rows` (from ``train``'s features of the whole
+        training split when they are at hand)."""
         cfg = self.config.eval
+        rows = self.knn_rows()
         if train is None:
-            train_f, train_y = self._features(features_fn, "train", cfg.knn_max_train)
+            train_f, train_y = self._features(features_fn, self.sources["train"].subset(rows))
         else:
-            train_f, train_y = (a[: cfg.knn_max_train] for a in train)
+            train_f, train_y = (a[rows] for a in train)
         test_f, test_y = test if test is not None else self._features(features_fn, "test")
         return evaluation.knn_accuracy(
             train_f,
