@@ -273,6 +273,33 @@ def test_queue_is_split_over_the_mesh_and_updated_in_place_once_per_step(tmp_pat
     assert int(new_state.extra["ptr"]) == config.train.batch_size // 8
 
 
+def test_a_queue_resumed_on_more_devices_is_laid_out_again_for_them(tmp_path):
+    """A run checkpointed on one device and resumed on eight (``mesh.data`` differs, or is
+    -1 on another machine) lays its queue out again: the rows written before the resume are
+    all kept, and the counters and mask are those of eight rings."""
+    one = _config("queue", **{"train.epochs": 1, "mesh.data": 1, "method.queue_size": 4096})
+    first = training.train_and_evaluate(one, str(tmp_path))
+    _, before = training.load_run(one, str(tmp_path))
+    written = int(before.extra["filled"])
+    assert written == first["steps"] * one.train.batch_size < 4096  # not full yet
+    eight = _config("queue", **{"train.epochs": 2, "mesh.data": 8, "method.queue_size": 4096})
+    results = training.train_and_evaluate(eight, str(tmp_path))
+    run, after = training.load_run(eight, str(tmp_path))
+    assert results["steps"] == 2 * first["steps"]
+    per_device = eight.train.batch_size // 8
+    assert int(after.extra["filled"]) == int(after.extra["ptr"]) == results["steps"] * per_device
+    keys = np.asarray(after.extra["keys"])
+    with jax.set_mesh(run.mesh):
+        mask = np.asarray(jax.jit(methods.queue_mask)(after.extra))
+        assert int(jax.jit(methods.queue_filled)(after.extra)) == mask.sum()
+    assert mask.sum() == results["steps"] * eight.train.batch_size
+    np.testing.assert_allclose(np.linalg.norm(keys[mask], axis=1), 1.0, rtol=1e-5)
+    assert not keys[~mask].any()  # no unwritten row among the negatives
+    old = np.asarray(before.extra["keys"])[:written]
+    kept = {r.tobytes() for r in keys[mask]}
+    assert all(r.tobytes() in kept for r in old)  # every key from before the resume
+
+
 def _cli(workdir, *flags):
     env = dict(
         __import__("os").environ,

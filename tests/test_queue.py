@@ -20,16 +20,19 @@ def _batches(count, batch=16, dim=3):
     ]
 
 
-def _run(devices, size=64, count=7):
+def _run(devices, size=64, count=7, queue=None, first=0):
+    """``count`` batches (from number ``first``) enqueued on ``devices``, into a new queue
+    or ``queue``; returns the queue and the masks after each batch."""
     mesh = jax.make_mesh((devices,), ("data",))
     rows = NamedSharding(mesh, P("data"))
     specs = methods.queue_specs()
     shardings = {k: NamedSharding(mesh, s) for k, s in specs.items()}
     with jax.set_mesh(mesh):
-        queue = jax.jit(lambda: methods.queue_init(size, 3), out_shardings=shardings)()
+        if queue is None:
+            queue = jax.jit(lambda: methods.queue_init(size, 3), out_shardings=shardings)()
         step = jax.jit(methods.enqueue, out_shardings=shardings, donate_argnums=0)
         masks = []
-        for keys in _batches(count):
+        for keys in _batches(first + count)[first:]:
             queue = step(queue, jax.device_put(keys, rows))
             masks.append(np.asarray(jax.jit(methods.queue_mask)(queue)))
     return queue, masks
@@ -71,3 +74,35 @@ def test_enqueue_refuses_what_would_wrap_or_mismatch():
         methods.enqueue({"keys": queue["keys"]}, jnp.zeros((5, 3)))
     with pytest.raises(ValueError, match="`size` must be a positive integer"):
         methods.queue_init(0, 3)
+
+
+@pytest.mark.parametrize("before, after", [(1, 8), (8, 1), (8, 2), (2, 4)])
+@pytest.mark.parametrize("count", [2, 7])  # part filled; full and wrapped around
+def test_a_queue_laid_out_again_continues_as_if_written_on_the_new_devices(before, after, count):
+    """A queue written on ``before`` devices and laid out again for ``after`` holds, masks
+    and next overwrites exactly what a queue written on ``after`` devices all along does."""
+    queue, _ = _run(before, count=count)
+    mesh = jax.make_mesh((after,), ("data",))
+    specs = methods.queue_specs()
+    moved = {k: jax.device_put(v, NamedSharding(mesh, specs[k])) for k, v in queue.items()}
+    moved = methods.relayout_queues({"q": [moved]}, devices=(before, after), batch=16)["q"][0]
+    assert moved["keys"].sharding.spec == P("data")
+    want, _ = _run(after, count=count)
+    for k in ("keys", "ptr", "filled"):
+        np.testing.assert_array_equal(np.asarray(moved[k]), np.asarray(want[k]))
+    with jax.set_mesh(mesh):
+        assert int(jax.jit(methods.queue_filled)(moved)) == min(16 * count, 64)
+    # Three more batches on the new devices: the oldest rows go first, as on a FIFO.
+    went_on, masks = _run(after, count=3, queue=moved, first=count)
+    want, want_masks = _run(after, count=count + 3)
+    np.testing.assert_array_equal(np.asarray(went_on["keys"]), np.asarray(want["keys"]))
+    np.testing.assert_array_equal(masks[-1], want_masks[-1])
+
+
+def test_relayout_refuses_a_queue_its_arguments_do_not_describe():
+    queue, _ = _run(1, count=3)  # ptr = filled = 48 rows on one device
+    with pytest.raises(ValueError, match="ptr 48 and filled 48 was not written 2 rows a step"):
+        methods.relayout_queues(queue, devices=(8, 1), batch=16)  # rings of 8 rows
+    with pytest.raises(ValueError, match="cannot be split into rings over 3 devices"):
+        methods.relayout_queues(queue, devices=(1, 3), batch=16)
+    assert methods.relayout_queues({"no": 1}, devices=(1, 2), batch=16) == {"no": 1}

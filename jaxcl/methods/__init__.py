@@ -41,7 +41,14 @@ from jaxcl.methods._multiview import contrast_sets
 from jaxcl.methods._mvgrl import MVGRL, MVGRLInputs
 from jaxcl.methods._mvgrl_graph import MVGRLGraph, MVGRLGraphMix, two_view_dataset
 from jaxcl.methods._paired import ESCoPairs
-from jaxcl.methods._queue import enqueue, queue_init, queue_mask, queue_specs
+from jaxcl.methods._queue import (
+    enqueue,
+    queue_filled,
+    queue_init,
+    queue_mask,
+    queue_specs,
+    relayout_queues,
+)
 from jaxcl.methods._tabular import (
     DACL,
     DACLPlus,
@@ -101,9 +108,11 @@ __all__ = [
     "check_choice",
     "enqueue",
     "get",
+    "queue_filled",
     "queue_init",
     "queue_mask",
     "queue_specs",
+    "relayout_queues",
     "register",
     "register_encoder",
 ]

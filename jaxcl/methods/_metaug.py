@@ -60,7 +60,7 @@ from jaxcl import losses, models, optim
 from jaxcl.methods._base import Method, build_encoder, check_choice, register
 from jaxcl.methods._images import whole_images
 from jaxcl.methods._multiview import VIEWS, cmc_views, contrast_sets, split_views
-from jaxcl.methods._queue import enqueue, queue_init, queue_mask, queue_specs
+from jaxcl.methods._queue import enqueue, queue_filled, queue_init, queue_mask, queue_specs
 
 OUCL_FORMS = ("margin", "weighted", "quadratic")
 SPLIT_DEFAULTS = {"views": "lab", "crop_min_scale": 0.2}
@@ -210,7 +210,7 @@ class MetAugOUCL(SplitViewsMethod):
     def loss(self, model, batch, key, extra):
         z = model(self.views(key, batch.x))
         loss = self.oucl(contrast_sets(z, [False] * len(z), self.queues(extra)))
-        metrics = {"loss": loss, "queue_filled": extra["queues"][0]["filled"] * 1.0}
+        metrics = {"loss": loss, "queue_filled": queue_filled(extra["queues"][0]) * 1.0}
         return loss, metrics, [jax.lax.stop_gradient(f) for f in z]
 
 
@@ -300,7 +300,7 @@ class MetAug(MetAugOUCL):
 
     def loss(self, model, batch, key, extra):
         total, _, metrics, outputs = self.objective(model, self.views(key, batch.x), extra)
-        metrics["queue_filled"] = extra["queues"][0]["filled"] * 1.0
+        metrics["queue_filled"] = queue_filled(extra["queues"][0]) * 1.0
         return total, metrics, outputs
 
     def outer_objective(self, merge, params, model_state, views, extra, *, first_order=False):
@@ -371,7 +371,7 @@ class MetAug(MetAugOUCL):
             metrics = {
                 **metrics,
                 "outer_loss": value,
-                "queue_filled": state.extra["queues"][0]["filled"] * 1.0,
+                "queue_filled": queue_filled(state.extra["queues"][0]) * 1.0,
             }
             return new_state, ctx.step_metrics(state, metrics, grads)
 

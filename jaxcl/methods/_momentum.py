@@ -62,7 +62,7 @@ from jaxcl import augment, losses, models
 from jaxcl.methods._base import Batch, Method, build_encoder, register
 from jaxcl.methods._images import IMAGE_VIEW_DEFAULTS, ImageViewsMethod, simclr_views
 from jaxcl.methods._imix import check_imix, imix_mix
-from jaxcl.methods._queue import enqueue, queue_init, queue_mask, queue_specs
+from jaxcl.methods._queue import enqueue, queue_filled, queue_init, queue_mask, queue_specs
 
 
 def _check_momentum(key, value):
@@ -194,7 +194,7 @@ class MoCo(ImageViewsMethod):
         metrics = {
             "loss": loss,
             "lam": jnp.mean(lam),
-            "queue_filled": extra["queue"]["filled"] * 1.0,
+            "queue_filled": queue_filled(extra["queue"]) * 1.0,
         }
         return loss, metrics, k
 

@@ -12,12 +12,17 @@ last ``size / batch`` global batches, the same set as one FIFO over the global b
 hold (only the row order differs, which no contrastive loss sees). On one device it is
 that FIFO. ``ptr`` and ``filled`` count rows of one ring; :func:`queue_mask` says which
 rows have been written, so that a loss can leave the others out until the queue is full.
+
+The rings depend on the number of devices: a checkpointed queue resumed on another number of
+devices is laid out again for it by :func:`relayout_queues` (the trainer does this), keeping
+its keys and their FIFO order.
 """
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.sharding import PartitionSpec as P
 
 from jaxcl import _checks as checks
@@ -122,3 +127,82 @@ def queue_mask(queue: dict, *, axis: str = "data") -> jax.Array:
     size = queue["keys"].shape[0]
     ring = size // _devices(axis)
     return (jnp.arange(size) % ring) < queue["filled"]
+
+
+def queue_filled(queue: dict, *, axis: str = "data") -> jax.Array:
+    """The number of rows written so far, over all devices (``size`` once full)."""
+    _check_queue("queue_filled", queue)
+    return queue["filled"] * _devices(axis)
+
+
+def _is_queue(x) -> bool:
+    return isinstance(x, dict) and set(x) == {"keys", "ptr", "filled"}
+
+
+def relayout_queues(tree, *, devices: tuple[int, int], batch: int):
+    """``tree`` (e.g. a train state's ``extra``) with every queue in it laid out again from
+    ``devices[0]`` rings to ``devices[1]``: the same keys, oldest first as before, so that
+    the queue holds and overwrites what one written on ``devices[1]`` would.
+
+    Runs on the host, outside ``jit``; each queue's arrays keep their shardings.
+
+    Args:
+      tree: a pytree holding queues (dicts from :func:`queue_init`).
+      devices: the devices on the data axis the queues were written on, and those of now.
+      batch: the rows each queue took per step (the global batch).
+
+    Raises:
+      ValueError: when a queue's state does not fit ``devices[0]`` rings written ``batch``
+        rows per step, or ``devices[1]`` does not divide its rows and ``batch``.
+    """
+    fn = "relayout_queues"
+    old, new = (checks.positive_int(fn, f"devices[{i}]", d) for i, d in enumerate(devices))
+    batch = checks.positive_int(fn, "batch", batch)
+
+    def one(q):
+        if not _is_queue(q):
+            return q
+        keys = np.asarray(jax.device_get(q["keys"]))
+        size, dim = keys.shape
+        ptr, filled = int(q["ptr"]), int(q["filled"])
+        for d in (old, new):
+            if size % d or batch % d or (size // d) % (batch // d):
+                checks.fail(
+                    fn,
+                    f"a queue of {size} rows written {batch} rows a step cannot be split into "
+                    f"rings over {d} devices (each ring a multiple of its rows per step)",
+                )
+        ring, rows = size // old, batch // old
+        full = filled == ring
+        written = ptr % rows == 0 and 0 <= ptr < ring and (full or ptr == filled)
+        if not written:
+            checks.fail(
+                fn,
+                f"a queue with ptr {ptr} and filled {filled} was not written {rows} rows a "
+                f"step into rings of {ring} rows ({old} devices, batch {batch})",
+            )
+        # Each ring's rows oldest first, then step t's global batch: every ring's t-th rows.
+        order = (ptr + np.arange(ring)) % ring if full else np.arange(filled)
+        aged = keys.reshape(old, ring, dim)[:, order]
+        steps = len(order) // rows
+        batches = (
+            aged.reshape(old, steps, rows, dim).transpose(1, 0, 2, 3).reshape(steps, batch, dim)
+        )
+        ring2, rows2 = size // new, batch // new
+        filled2 = steps * rows2
+        # The step count modulo the steps a ring holds is ptr / rows on any layout: the
+        # oldest rows go where a run on `new` devices all along would have them.
+        ptr2 = ptr // rows * rows2 if full else filled2
+        laid = np.zeros((new, ring2, dim), keys.dtype)
+        at = (ptr2 + np.arange(filled2)) % ring2 if full else np.arange(filled2)
+        laid[:, at] = (
+            batches.reshape(steps, new, rows2, dim).transpose(1, 0, 2, 3).reshape(new, filled2, dim)
+        )
+        place = lambda x, like: jax.device_put(np.asarray(x, like.dtype), like.sharding)  # noqa: E731
+        return {
+            "keys": place(laid.reshape(size, dim), q["keys"]),
+            "ptr": place(ptr2 % ring2, q["ptr"]),
+            "filled": place(filled2, q["filled"]),
+        }
+
+    return jax.tree.map(one, tree, is_leaf=_is_queue)

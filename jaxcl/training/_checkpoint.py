@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import jax
@@ -9,6 +10,7 @@ import orbax.checkpoint as ocp
 from absl import logging
 from etils import epath
 
+from jaxcl import methods
 from jaxcl.training._state import checkpoint_tree, from_checkpoint_tree
 
 
@@ -26,7 +28,11 @@ class Checkpointer:
     checkpoint.
     """
 
-    def __init__(self, workdir: str, *, every_steps: int, keep: int):
+    def __init__(self, workdir: str, *, every_steps: int, keep: int, layout: dict | None = None):
+        """``layout``: ``{'data_devices': n, 'batch_size': b}`` of this run, saved with each
+        checkpoint; a checkpoint saved with other data devices has its memory queues laid
+        out again for this run's on restore (``jaxcl.methods.relayout_queues``)."""
+        self.layout = dict(layout or {})
         self.directory = _root(workdir) / "checkpoints"
         self.manager = ocp.CheckpointManager(
             self.directory,
@@ -57,13 +63,30 @@ class Checkpointer:
             ) from err
         state = from_checkpoint_tree(restored)
         logging.info("restored checkpoint of step %d from %s", step, self.directory)
+        saved = self.manager.metadata(step).custom_metadata or {}
+        was, now = saved.get("data_devices"), self.layout.get("data_devices")
+        if was is not None and now is not None and was != now:
+            # (Checkpoints from before 2026-11-30 carry no layout: taken as this run's.)
+            logging.info(
+                "checkpoint written on %d data devices, this run has %d: memory queues "
+                "laid out again",
+                was,
+                now,
+            )
+            extra = methods.relayout_queues(
+                state.extra, devices=(was, now), batch=saved["batch_size"]
+            )
+            state = dataclasses.replace(state, extra=extra)
         return state
 
     def maybe_save(self, step: int, state, *, force: bool = False) -> bool:
         """Saves the :class:`TrainState` ``state`` when ``step`` is on the interval (or
         ``force``); True if a save started."""
         return self.manager.save(
-            step, args=ocp.args.StandardSave(checkpoint_tree(state)), force=force
+            step,
+            args=ocp.args.StandardSave(checkpoint_tree(state)),
+            force=force,
+            custom_metadata=self.layout,
         )
 
     def wait(self) -> None:

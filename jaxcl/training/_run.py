@@ -131,6 +131,7 @@ class Run:
             workdir,
             every_steps=train.checkpoint_every_steps if pretrains else 1,
             keep=train.keep_checkpoints if pretrains else 1,
+            layout={"data_devices": self.mesh.shape["data"], "batch_size": train.get("batch_size")},
         )
 
     def step_context(self) -> StepContext:
