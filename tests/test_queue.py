@@ -106,3 +106,71 @@ def test_relayout_refuses_a_queue_its_arguments_do_not_describe():
     with pytest.raises(ValueError, match="cannot be split into rings over 3 devices"):
         methods.relayout_queues(queue, devices=(1, 3), batch=16)
     assert methods.relayout_queues({"no": 1}, devices=(1, 2), batch=16) == {"no": 1}
+
+
+_TWO_PROCESSES = """
+import sys
+import jax
+import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec as P
+from jaxcl import methods
+
+port, pid = sys.argv[1], int(sys.argv[2])
+jax.distributed.initialize(f"127.0.0.1:{port}", num_processes=2, process_id=pid)
+assert jax.device_count() == 4 and jax.local_device_count() == 2
+# A queue of 32 rows as two rings wrote it (batch 8, 3 steps: 12 rows per ring, wrapped
+# past none), held on the 4 devices of both processes; laid out again for 4 rings.
+rng = np.random.default_rng(0)
+keys = np.zeros((32, 3), np.float32)
+for ring in range(2):
+    keys[ring * 16 : ring * 16 + 12] = rng.normal(size=(12, 3))
+queue = {"keys": keys, "ptr": np.int32(12), "filled": np.int32(12)}
+mesh = jax.make_mesh((4,), ("data",))
+specs = methods.queue_specs()
+spread = {
+    k: jax.make_array_from_callback(np.shape(v), NamedSharding(mesh, specs[k]),
+                                    lambda i, v=v: np.asarray(v)[i])
+    for k, v in queue.items()
+}
+got = methods.relayout_queues(spread, devices=(2, 4), batch=8)
+assert not got["keys"].is_fully_addressable and got["keys"].sharding.spec == P("data")
+local = methods.relayout_queues(
+    {k: jax.device_put(v, jax.local_devices()[0]) for k, v in queue.items()},
+    devices=(2, 4), batch=8,
+)
+for shard in got["keys"].addressable_shards:  # each process's part, against one process's
+    np.testing.assert_array_equal(np.asarray(shard.data), np.asarray(local["keys"])[shard.index])
+assert int(got["ptr"]) == int(local["ptr"]) == 6 and int(got["filled"]) == 6
+print("ok", pid)
+"""
+
+
+def test_relayout_across_processes_gives_the_one_process_result(tmp_path):
+    """On a pod the queue's rows live in several processes: each gathers the whole queue,
+    lays it out again and places its own devices' parts."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    from conftest import subprocess_xla_flags
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "XLA_FLAGS": subprocess_xla_flags(2), "JAX_PLATFORMS": "cpu"}
+    script = tmp_path / "two.py"
+    script.write_text(_TWO_PROCESSES)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(script), str(port), str(pid)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for pid in range(2)
+    ]
+    outs = [p.communicate(timeout=300)[0] for p in procs]
+    for pid, (p, out) in enumerate(zip(procs, outs, strict=True)):
+        assert p.returncode == 0 and f"ok {pid}" in out, out[-3000:]

@@ -139,6 +139,22 @@ def _is_queue(x) -> bool:
     return isinstance(x, dict) and set(x) == {"keys", "ptr", "filled"}
 
 
+def _host_value(x) -> np.ndarray:
+    """The whole of ``x`` on this host, also where other processes hold parts of it."""
+    if isinstance(x, jax.Array) and not x.is_fully_addressable:
+        from jax.experimental import multihost_utils
+
+        return np.asarray(multihost_utils.process_allgather(x, tiled=True))
+    return np.asarray(x)
+
+
+def _placed_like(value, like) -> jax.Array:
+    """``value`` (the same on every process) laid out as ``like``: each process places
+    its own devices' parts."""
+    value = np.asarray(value, like.dtype)
+    return jax.make_array_from_callback(value.shape, like.sharding, lambda i: value[i])
+
+
 def relayout_queues(tree, *, devices: tuple[int, int], batch: int):
     """``tree`` (e.g. a train state's ``extra``) with every queue in it laid out again from
     ``devices[0]`` rings to ``devices[1]``: the same keys, oldest first as before, so that
@@ -162,9 +178,9 @@ def relayout_queues(tree, *, devices: tuple[int, int], batch: int):
     def one(q):
         if not _is_queue(q):
             return q
-        keys = np.asarray(jax.device_get(q["keys"]))
+        keys = _host_value(q["keys"])
         size, dim = keys.shape
-        ptr, filled = int(q["ptr"]), int(q["filled"])
+        ptr, filled = int(_host_value(q["ptr"])), int(_host_value(q["filled"]))
         for d in (old, new):
             if size % d or batch % d or (size // d) % (batch // d):
                 checks.fail(
@@ -198,11 +214,10 @@ def relayout_queues(tree, *, devices: tuple[int, int], batch: int):
         laid[:, at] = (
             batches.reshape(steps, new, rows2, dim).transpose(1, 0, 2, 3).reshape(new, filled2, dim)
         )
-        place = lambda x, like: jax.device_put(np.asarray(x, like.dtype), like.sharding)  # noqa: E731
         return {
-            "keys": place(laid.reshape(size, dim), q["keys"]),
-            "ptr": place(ptr2 % ring2, q["ptr"]),
-            "filled": place(filled2, q["filled"]),
+            "keys": _placed_like(laid.reshape(size, dim), q["keys"]),
+            "ptr": _placed_like(ptr2 % ring2, q["ptr"]),
+            "filled": _placed_like(filled2, q["filled"]),
         }
 
     return jax.tree.map(one, tree, is_leaf=_is_queue)
