@@ -298,6 +298,13 @@ def test_a_queue_resumed_on_more_devices_is_laid_out_again_for_them(tmp_path):
     old = np.asarray(before.extra["keys"])[:written]
     kept = {r.tobytes() for r in keys[mask]}
     assert all(r.tobytes() in kept for r in old)  # every key from before the resume
+    # Another batch cannot continue the queue (its rings step by the old batch): refused.
+    other = _config(
+        "queue",
+        **{"train.epochs": 3, "mesh.data": 8, "method.queue_size": 4096, "train.batch_size": 32},
+    )
+    with pytest.raises(ValueError, match="written 64 rows a step and cannot be continued with"):
+        training.train_and_evaluate(other, str(tmp_path))
 
 
 def _cli(workdir, *flags):

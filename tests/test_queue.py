@@ -105,7 +105,12 @@ def test_relayout_refuses_a_queue_its_arguments_do_not_describe():
         methods.relayout_queues(queue, devices=(8, 1), batch=16)  # rings of 8 rows
     with pytest.raises(ValueError, match="cannot be split into rings over 3 devices"):
         methods.relayout_queues(queue, devices=(1, 3), batch=16)
-    assert methods.relayout_queues({"no": 1}, devices=(1, 2), batch=16) == {"no": 1}
+    with pytest.raises(ValueError, match="written 16 rows a step and cannot be continued with"):
+        methods.relayout_queues(queue, devices=(1, 1), batch=16, batch_now=32)
+    with pytest.raises(ValueError, match=r"`devices` must be \(devices written on"):
+        methods.relayout_queues(queue, devices=8, batch=16)
+    # No queue (e.g. a node task's state, which has no batch): nothing to do, nothing needed.
+    assert methods.relayout_queues({"no": 1}, devices=(8, 1), batch=None) == {"no": 1}
 
 
 _TWO_PROCESSES = """

@@ -46,8 +46,8 @@ Where we differ, and why:
   (``--proj mlpbn``), MoCo's and BYOL's projector and BYOL's predictor end in a plain linear
   layer with a bias (``--proj mlpbn1 --pred mlpbn1``; ``model.head_output_norm=False``, since
   2026-11-28: the MoCo and BYOL rows measured before then had batch norm on that layer too).
-* Weight decay (1e-4) skips biases and batch-norm scales and offsets, as jaxcl's every
-  optimiser does (``jaxcl.optim.decay_mask``, SimCLR's and BYOL's practice); the official
+* Weight decay (1e-4) skips biases and batch-norm scales and offsets, as jaxcl's SGD, LARS
+  and AdamW do (``jaxcl.optim.decay_mask``, SimCLR's and BYOL's practice); the official
   code hands all parameters to ``torch.optim.SGD`` with ``weight_decay``, so it decays those
   too (as MoCo's code). The effect is not measured.
 * Linear evaluation: 100 epochs at batch 256 with crop + flip, SGD lr 10 with cosine decay

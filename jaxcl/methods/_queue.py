@@ -155,56 +155,74 @@ def _placed_like(value, like) -> jax.Array:
     return jax.make_array_from_callback(value.shape, like.sharding, lambda i: value[i])
 
 
-def relayout_queues(tree, *, devices: tuple[int, int], batch: int):
+def relayout_queues(tree, *, devices: tuple[int, int], batch: int, batch_now: int | None = None):
     """``tree`` (e.g. a train state's ``extra``) with every queue in it laid out again from
     ``devices[0]`` rings to ``devices[1]``: the same keys, oldest first as before, so that
     the queue holds and overwrites what one written on ``devices[1]`` would.
 
-    Runs on the host, outside ``jit``; each queue's arrays keep their shardings.
+    Runs on the host, outside ``jit`` (on several processes, each gathers the whole queue and
+    places its own devices' parts); each queue's arrays keep their shardings. A tree without
+    queues comes back as it is.
 
     Args:
       tree: a pytree holding queues (dicts from :func:`queue_init`).
       devices: the devices on the data axis the queues were written on, and those of now.
-      batch: the rows each queue took per step (the global batch).
+      batch: the rows each queue took per step (the global batch); needed only where
+        ``tree`` holds a queue.
+      batch_now: the rows the queues will take per step from now on, if known: a queue
+        cannot be continued with another number (its rings' positions step by the old one).
 
     Raises:
       ValueError: when a queue's state does not fit ``devices[0]`` rings written ``batch``
-        rows per step, or ``devices[1]`` does not divide its rows and ``batch``.
+        rows per step, ``devices[1]`` does not divide its rows and ``batch``, or
+        ``batch_now`` differs from ``batch``.
     """
     fn = "relayout_queues"
+    if not (isinstance(devices, tuple | list) and len(devices) == 2):
+        checks.fail(fn, f"`devices` must be (devices written on, devices now), got {devices!r}")
     old, new = (checks.positive_int(fn, f"devices[{i}]", d) for i, d in enumerate(devices))
-    batch = checks.positive_int(fn, "batch", batch)
 
     def one(q):
         if not _is_queue(q):
             return q
+        rows_per_step = checks.positive_int(fn, "batch", batch)  # (needed for queues only)
+        if batch_now is not None and batch_now != rows_per_step:
+            checks.fail(
+                fn,
+                f"the queue was written {rows_per_step} rows a step and cannot be continued "
+                f"with a batch of {batch_now}: resume with the batch it was written with, or "
+                "start a new run",
+            )
         keys = _host_value(q["keys"])
         size, dim = keys.shape
         ptr, filled = int(_host_value(q["ptr"])), int(_host_value(q["filled"]))
         for d in (old, new):
-            if size % d or batch % d or (size // d) % (batch // d):
+            if size % d or rows_per_step % d or (size // d) % (rows_per_step // d):
                 checks.fail(
                     fn,
-                    f"a queue of {size} rows written {batch} rows a step cannot be split into "
-                    f"rings over {d} devices (each ring a multiple of its rows per step)",
+                    f"a queue of {size} rows written {rows_per_step} rows a step cannot be "
+                    f"split into rings over {d} devices (each ring a multiple of its rows per "
+                    "step)",
                 )
-        ring, rows = size // old, batch // old
+        ring, rows = size // old, rows_per_step // old
         full = filled == ring
         written = ptr % rows == 0 and 0 <= ptr < ring and (full or ptr == filled)
         if not written:
             checks.fail(
                 fn,
                 f"a queue with ptr {ptr} and filled {filled} was not written {rows} rows a "
-                f"step into rings of {ring} rows ({old} devices, batch {batch})",
+                f"step into rings of {ring} rows ({old} devices, batch {rows_per_step})",
             )
         # Each ring's rows oldest first, then step t's global batch: every ring's t-th rows.
         order = (ptr + np.arange(ring)) % ring if full else np.arange(filled)
         aged = keys.reshape(old, ring, dim)[:, order]
         steps = len(order) // rows
         batches = (
-            aged.reshape(old, steps, rows, dim).transpose(1, 0, 2, 3).reshape(steps, batch, dim)
+            aged.reshape(old, steps, rows, dim)
+            .transpose(1, 0, 2, 3)
+            .reshape(steps, rows_per_step, dim)
         )
-        ring2, rows2 = size // new, batch // new
+        ring2, rows2 = size // new, rows_per_step // new
         filled2 = steps * rows2
         # The step count modulo the steps a ring holds is ptr / rows on any layout: the
         # oldest rows go where a run on `new` devices all along would have them.

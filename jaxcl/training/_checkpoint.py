@@ -49,7 +49,9 @@ class Checkpointer:
 
     def restore(self, abstract_state, step: int | None = None):
         """The :class:`TrainState` of checkpoint ``step`` (default the newest), laid out
-        (shapes, dtypes, shardings) like ``abstract_state``."""
+        (shapes, dtypes, shardings) like ``abstract_state``; memory queues written on
+        another number of data devices laid out again for this run's
+        (``jaxcl.methods.relayout_queues``)."""
         step = self.manager.latest_step() if step is None else step
         target = checkpoint_tree(abstract_state)
         try:
@@ -63,19 +65,18 @@ class Checkpointer:
             ) from err
         state = from_checkpoint_tree(restored)
         logging.info("restored checkpoint of step %d from %s", step, self.directory)
+        # Memory queues are laid out per device and step by the batch: laid out again for
+        # another number of devices, refused with another batch. (Checkpoints from before
+        # 2026-11-30 carry no layout: taken as written with this run's.)
         saved = self.manager.metadata(step).custom_metadata or {}
         was, now = saved.get("data_devices"), self.layout.get("data_devices")
-        if was is not None and now is not None and was != now:
-            # (Checkpoints from before 2026-11-30 carry no layout: taken as this run's.)
-            logging.info(
-                "checkpoint written on %d data devices, this run has %d: memory queues "
-                "laid out again",
-                was,
-                now,
-            )
+        batch, batch_now = saved.get("batch_size"), self.layout.get("batch_size")
+        if None not in (was, now) and (was != now or batch != batch_now):
             extra = methods.relayout_queues(
-                state.extra, devices=(was, now), batch=saved["batch_size"]
+                state.extra, devices=(was, now), batch=batch, batch_now=batch_now
             )
+            if was != now:
+                logging.info("checkpoint of %d data devices read for %d", was, now)
             state = dataclasses.replace(state, extra=extra)
         return state
 

@@ -197,7 +197,7 @@ class ImageTask:
         b = self.config.eval.eval_batch_size
         return b + (-b % self.mesh.size)
 
-    def _stream(self, role: str, limit: int | None = None):
+    def _stream(self, role, limit: int | None = None):
         """``(placed images, labels, real)`` over a split in stored order (eval crops);
         ``role`` names a split, or is an :class:`ImageSource` itself."""
         source = self.sources[role] if isinstance(role, str) else role
@@ -214,7 +214,7 @@ class ImageTask:
             if limit is not None and seen >= limit:
                 return
 
-    def _features(self, features_fn, role: str, limit: int | None = None):
+    def _features(self, features_fn, role, limit: int | None = None):
         feats, labels = [], []
         for images, y, real in self._stream(role, limit):
             feats.append(np.asarray(jax.device_get(features_fn(images)))[:real])
@@ -242,8 +242,12 @@ class ImageTask:
         training split when they are at hand)."""
         cfg = self.config.eval
         rows = self.knn_rows()
+        source = self.sources["train"]
         if train is None:
-            train_f, train_y = self._features(features_fn, self.sources["train"].subset(rows))
+            whole = len(rows) == len(source)  # (then no index array to copy to the workers)
+            train_f, train_y = self._features(
+                features_fn, "train" if whole else source.subset(rows)
+            )
         else:
             train_f, train_y = (a[rows] for a in train)
         test_f, test_y = test if test is not None else self._features(features_fn, "test")
