@@ -196,6 +196,16 @@ def test_fashion_mnist_images_train_and_evaluate(tmp_path, monkeypatch):
     config.data.workers = 1  # a grain worker process, its batches in shared memory
     config.eval.linear_augment = True  # SimCLR's crop + flip protocol, streamed
     config.eval.linear_standardize = False  # (the cpu rows' cached-feature probe z-scores)
+    from jaxcl import data as data_lib
+
+    real_batches, seeds = data_lib.image_batches, []
+
+    def spy(source, **kw):  # the training passes' seeds (evaluation passes: epoch None)
+        if kw.get("epoch") is not None:
+            seeds.append(kw["seed"])
+        return real_batches(source, **kw)
+
+    monkeypatch.setattr(data_lib, "image_batches", spy)
     gc.disable()  # only the run's own collection may free grain's reference cycles
     try:
         results = training.train_and_evaluate(config, str(tmp_path / "run"))
@@ -207,6 +217,8 @@ def test_fashion_mnist_images_train_and_evaluate(tmp_path, monkeypatch):
     finally:
         gc.enable()
     assert results["steps"] == 5 and np.isfinite(results["final_loss"])
+    # Pretraining's batches, then the augmented probe's, drawn apart from them.
+    assert len(seeds) == 2 and seeds[0] == config.seed != seeds[1], seeds
     for key in ("test_top1", "linear_train_top1", "knn_top1"):
         assert 0.0 <= results[key] <= 1.0
     assert (tmp_path / "tfds" / "fashion_mnist" / "3.0.1" / "dataset_info.json").is_file()

@@ -32,18 +32,6 @@ from jaxcl.data._arrays import nonnegative_int
 from jaxcl.data._batches import _batch_size
 from jaxcl.data._host_crop import HostCrop
 
-# The data sets the image task knows, with the splits it reads: (pretraining split, the
-# split the linear classifier is fitted on, test split). STL-10's pretraining split is
-# "unlabelled" (100k images) plus "train"; tfds's split syntax joins them.
-IMAGE_DATASETS = {
-    "cifar10": ("train", "train", "test"),
-    "cifar100": ("train", "train", "test"),
-    "stl10": ("unlabelled+train", "train", "test"),
-    "imagenet2012": ("train", "train", "validation"),
-    "fashion_mnist": ("train", "train", "test"),
-    "tiny_imagenet": ("train", "train", "validation"),
-}
-
 
 def not_prepared_error(fn: str, name: str, data_dir) -> FileNotFoundError:
     """The one message for a data set that is not prepared where it was looked for."""

@@ -91,6 +91,10 @@ def config_defaults(data: str, method, config) -> dict:
     return keys
 
 
+# Salts the augmented probe's seed (batch order, crops, flips) apart from pretraining's.
+_PROBE_SALT = 0x9B0BE
+
+
 class ImageTask:
     """Streamed image batches; linear evaluation and kNN on the frozen encoder."""
 
@@ -300,8 +304,14 @@ class ImageTask:
         """SimCLR's linear evaluation: every epoch streams the training split, each image
         randomly resized-cropped (area 0.08-1; of the whole image, on the host for images
         of varying size, else on the device) and flipped on the device, through the frozen
-        encoder into a linear classifier (LARS, cosine, no weight decay)."""
-        cfg, seed = self.config.eval, self.config.seed
+        encoder into a linear classifier (``eval.linear_optimizer``, cosine, no weight
+        decay). Its batch order, crops and flips are drawn from the run's seed salted, so
+        they are not those of pretraining's epochs. ``train_top1`` is the running accuracy
+        on the last epoch's augmented batches, each scored by the classifier just after its
+        step (the cached-feature probe scores the final classifier on every training
+        example)."""
+        cfg = self.config.eval
+        seed = int(np.random.SeedSequence([self.config.seed, _PROBE_SALT]).generate_state(1)[0])
         source = self.sources["train"]
         batch = cfg.linear_batch_size + (-cfg.linear_batch_size % self.mesh.size)
         steps_per_epoch = len(source) // batch
