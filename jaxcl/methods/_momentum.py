@@ -122,7 +122,12 @@ def _ema(target, params, momentum):
 
 @register
 class MoCo(ImageViewsMethod):
-    """MoCo v2: EMA key encoder, a queue of past keys, InfoNCE on ``N x (1 + K)`` logits."""
+    """MoCo v2: EMA key encoder, a queue of past keys, InfoNCE on ``N x (1 + K)`` logits.
+
+    The queue starts empty and its unwritten rows are left out of the logits
+    (:func:`queue_mask`) until ``queue_size / batch`` steps have filled it; MoCo's code starts
+    from random unit vectors instead. So the first step has no negatives (its loss and
+    gradient are exactly 0) and the first few have fewer than ``queue_size``."""
 
     name = "moco"
     defaults = {
