@@ -20,6 +20,13 @@ experiments/imix/image_table.py --tag _shuffle_bn_epochs6 --runs ...``,
 80.7 ± 0.1 (80.7 / 80.9 / 80.7), kNN top-1 76.6 ± 0.1; against MoCo v2's runs of the same
 seeds +0.9 / +0.7 / +0.5.
 
+The official code's per-sample coefficient (``--config.train.epochs=6
+--config.method.lam_per_sample=True``, seeds 0-2, commit 2b10f8a, 2026-11-30, AMD EPYC Zen 4,
+2 cores shared with test runs, 13.7-14.7 min of pretraining a run): linear top-1 80.7 ± 0.6
+(81.33 / 80.23 / 80.42), kNN top-1 76.3 ± 0.5; +0.63 / -0.63 / -0.24 against the per-batch
+runs above (not rerun at 2b10f8a), no measurable difference; against MoCo v2 +1.5 / +0.1 /
++0.3; ``experiments/imix/results/image_table_per_sample_moco_epochs6.{json,png}``.
+
 Earlier setups (batch norm on the heads' output layer and over the global batch; the README's
 i-Mix section has the runs with i-Mix's heads and global batch norm):
 Measured (`:cpu`: Fashion-MNIST, narrow ResNet-18, 2 epochs; seeds 0, 1, 2 with
