@@ -17,8 +17,8 @@ linear top-1 80.4 ± 0.8 (per seed 80.5 / 79.6 / 81.1; mean ± sample std), kNN 
 / +1.1 / +1.7 (2 epochs: +0.9 / -0.2 / +2.1; 15-17 min a run);
 ``experiments/imix/results/image_table_epochs6.{json,png}``, by ``python
 experiments/imix/image_table.py --tag _epochs6 --runs ...``. Seed 0 again at commit 2b10f8a
-(2026-11-30, AMD EPYC Zen 4, 2 cores, 11.6 min of pretraining alone): 82.56, kNN 77.50, the
-record to the last digit.
+(2026-11-30, AMD EPYC Zen 4, 2 cores, 11.6 min of pretraining, cores mostly quiet): 82.56,
+kNN 77.50, the record to the last digit.
 
 The official code's per-sample coefficient (``--config.method.lam_per_sample=True``, 6
 epochs, seeds 0-2, commit 2b10f8a, 2026-11-30, the same CPU, 14.7-19.7 min a run on cores
