@@ -52,3 +52,23 @@ def num_devices():
     n = jax.device_count()
     assert n == 8, f"expected 8 fake CPU devices from tests/conftest.py, got {n}"
     return n
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _remove_tfds_empty_temp_dirs():
+    """tensorflow-datasets makes an empty ``/tmp/tmp*tfds`` folder and leaves it there each
+    time it builds a data set's info without a prepared copy on disk
+    (``DatasetInfo.initialize_from_bucket``, with Google Cloud Storage disabled), which the
+    tests' ``tfds.testing.mock_data`` does hundreds of times a run. Remove the empty ones this
+    session made."""
+    import glob
+    import tempfile
+
+    pattern = os.path.join(tempfile.gettempdir(), "tmp*tfds")
+    before = set(glob.glob(pattern))
+    yield
+    for path in set(glob.glob(pattern)) - before:
+        try:
+            os.rmdir(path)  # only ever removes an empty folder
+        except OSError:
+            pass

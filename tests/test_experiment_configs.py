@@ -161,3 +161,52 @@ def test_unknown_variant_is_an_error():
         _load(TABULAR[0]).get_config("gpu")
     with pytest.raises(training.ConfigError, match="'reddit' is not accepted; accepted"):
         _load(GRAPH[0]).get_config("reddit")
+
+
+def test_dacl_image_table_checks_the_papers_order_per_probe_and_seed(tmp_path, capsys):
+    import json
+
+    table = _load("experiments/dacl/image_table.py")
+    measured = {"linear_optimizer": "lars", "linear_trust_ratio": True, "linear_standardize": True}
+    simclrs = {"linear_optimizer": "lars", "linear_trust_ratio": False, "linear_standardize": False}
+
+    def run(name, method, seed, top1, knn, probe, epochs=3, data="fashion_mnist_images"):
+        workdir = tmp_path / name
+        workdir.mkdir()
+        config = {"method": {"name": method}, "seed": seed, "train": {"epochs": epochs}}
+        config.update(data={"name": data}, eval=probe)
+        (workdir / "config.json").write_text(json.dumps(config))
+        result = {"test_top1": top1, "knn_top1": knn, "pretrain_seconds": 60.0}
+        (workdir / "results.json").write_text(json.dumps(result))
+        return str(workdir)
+
+    runs = [
+        run("d0", "dacl", 0, 0.78, 0.70, measured),
+        run("d1", "dacl", 1, 0.80, 0.72, measured),
+        run("s0", "simclr", 0, 0.79, 0.71, measured),
+        run("s1", "simclr", 1, 0.79, 0.73, measured),
+        run("s0_simclr", "simclr", 0, 0.82, 0.71, simclrs),  # the same checkpoint, rescored
+        run("d0_simclr", "dacl", 0, 0.81, 0.70, simclrs),
+        run("n0_simclr", "none", 0, 0.75, 0.69, simclrs),
+    ]
+    out_dir = tmp_path / "out"
+    table.main(["--runs", *runs, "--tag", "_t", "--out-dir", str(out_dir)])
+    out = json.loads((out_dir / "image_table_t.json").read_text())["table"]
+    recorded = out["optimizer=lars, trust_ratio=True, standardize=True"]
+    assert list(recorded["rows"]) == ["dacl", "simclr"]
+    assert recorded["rows"]["simclr"]["test_top1_summary"]["mean"] == pytest.approx(79.0)
+    (step,) = recorded["steps"]  # DACL < SimCLR: holds in seed 0, not in seed 1
+    assert (step["lower"], step["higher"], step["holds"]) == ("dacl", "simclr", 1)
+    assert step["test_top1"] == pytest.approx([1.0, -1.0])
+    simclr = out["optimizer=lars, trust_ratio=False, standardize=False"]
+    assert [s["seeds"] for s in simclr["steps"]] == [[0]]  # no Gaussian row: only DACL < SimCLR
+    printed = capsys.readouterr().out
+    assert "| SimCLR | 79.0 ± 0.0 | 72.0 ± 1.4 | 79.00 / 79.00 | 0, 1 |" in printed
+    assert "SimCLR minus DACL: linear +1.00 / -1.00, kNN +1.00 / +1.00; the paper" in printed
+    assert (out_dir / "image_table_t.png").stat().st_size > 0
+    with pytest.raises(SystemExit, match="method dacl, seed 0, probe .* twice"):
+        table.main(["--runs", runs[0], runs[0], "--out-dir", str(tmp_path)])
+    with pytest.raises(SystemExit, match="mix epochs"):
+        table.main(["--runs", runs[0], run("e", "dacl", 2, 0.7, 0.7, measured, epochs=6)])
+    with pytest.raises(SystemExit, match="is not one of"):
+        table.main(["--runs", run("m", "moco", 0, 0.7, 0.7, measured)])

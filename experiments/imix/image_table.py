@@ -60,16 +60,18 @@ ORDER = list(LABELS)
 METRICS = ("test_top1", "knn_top1")
 
 
-def read_run(workdir: str) -> dict:
-    """One run's method, seed, epochs, data and scores (in %)."""
+def read_run(workdir: str, labels: dict | None = None) -> dict:
+    """One run's method, seed, epochs, data and scores (in %); its method must be one of
+    ``labels`` (default: i-Mix's rows and baselines)."""
+    labels = _LABELS if labels is None else labels
     paths = [os.path.join(workdir, f) for f in ("config.json", "results.json")]
     for path in paths:
         if not os.path.isfile(path):
             raise SystemExit(f"--runs {workdir!r}: no {os.path.basename(path)} (unfinished run?)")
     config, results = (json.load(open(p)) for p in paths)
     method = config["method"]["name"]
-    if method not in _LABELS:
-        raise SystemExit(f"--runs {workdir!r}: method {method!r} is not one of {list(_LABELS)}")
+    if method not in labels:
+        raise SystemExit(f"--runs {workdir!r}: method {method!r} is not one of {list(labels)}")
     if config["method"].get("lam_per_sample", False):
         method += PER_SAMPLE
     return {
@@ -84,9 +86,10 @@ def read_run(workdir: str) -> dict:
     }
 
 
-def read_records(path: str) -> list[dict]:
+def read_records(path: str, labels: dict | None = None) -> list[dict]:
     """The runs an earlier table recorded in its JSON (``runs``), as :func:`read_run` gives
     them."""
+    labels = LABELS if labels is None else labels
     with open(path) as f:
         runs = json.load(f).get("runs")
     keys = ("workdir", "method", "seed", "epochs", "data", "probe", *METRICS)
@@ -94,7 +97,7 @@ def read_records(path: str) -> list[dict]:
         raise SystemExit(f"--records {path!r}: no list of runs under 'runs'")
     for r in runs:
         missing = [k for k in keys if k not in r]
-        if missing or r["method"] not in LABELS:
+        if missing or r["method"] not in labels:
             raise SystemExit(f"--records {path!r}: a run without {missing or 'a known method'}")
     return runs
 
@@ -127,12 +130,30 @@ def _probe(config: dict) -> str:
     return ", ".join(f"{k.removeprefix('linear_')}={ev[k]}" for k in PROBE_KEYS if k in ev)
 
 
-def _summary(values: list[float]) -> dict:
+def summary(values: list[float]) -> dict:
     return {
         "mean": statistics.mean(values),
         "std": statistics.stdev(values) if len(values) > 1 else None,
         "n": len(values),
     }
+
+
+def summarise(methods: dict[str, dict[int, dict]], order) -> dict:
+    """``{method: its seeds, workdirs, scores and their summaries}`` for the methods of
+    ``order`` that have runs (``methods``: method -> seed -> run)."""
+    rows = {}
+    for method in order:
+        if method not in methods:
+            continue
+        by_seed = [methods[method][s] for s in sorted(methods[method])]
+        rows[method] = {
+            "seeds": [r["seed"] for r in by_seed],
+            "workdirs": [r["workdir"] for r in by_seed],
+            "pretrain_seconds": [r["pretrain_seconds"] for r in by_seed],
+            **{m: [r[m] for r in by_seed] for m in METRICS},
+            **{f"{m}_summary": summary([r[m] for r in by_seed]) for m in METRICS},
+        }
+    return rows
 
 
 def table(runs: list[dict]) -> dict:
@@ -154,21 +175,7 @@ def table(runs: list[dict]) -> dict:
         by_epochs.setdefault(r["epochs"], {}).setdefault(r["method"], {})[r["seed"]] = r
     out = {}
     for epochs, methods in sorted(by_epochs.items()):
-        rows = {}
-        for method in ORDER:
-            if method not in methods:
-                continue
-            seeds = sorted(methods[method])
-            rows[method] = {
-                "seeds": seeds,
-                "workdirs": [methods[method][s]["workdir"] for s in seeds],
-                "pretrain_seconds": [methods[method][s]["pretrain_seconds"] for s in seeds],
-                **{m: [methods[method][s][m] for s in seeds] for m in METRICS},
-                **{
-                    f"{m}_summary": _summary([methods[method][s][m] for s in seeds])
-                    for m in METRICS
-                },
-            }
+        rows = summarise(methods, ORDER)
         gaps = {}
         for mix, base in PAIRS.items():
             if mix not in methods or base not in methods:
@@ -181,14 +188,14 @@ def table(runs: list[dict]) -> dict:
                 "baseline": base,
                 "seeds": seeds,
                 **per,
-                **{f"{m}_summary": _summary(per[m]) for m in METRICS},
+                **{f"{m}_summary": summary(per[m]) for m in METRICS},
                 "imix_ahead": sum(g > 0 for g in per["test_top1"]),
             }
         out[epochs] = {"rows": rows, "gaps": gaps}
     return out
 
 
-def _fmt(s: dict) -> str:
+def fmt(s: dict) -> str:
     return f"{s['mean']:.1f}" + (f" ± {s['std']:.1f}" if s["std"] is not None else "")
 
 
@@ -203,8 +210,8 @@ def render(result: dict) -> str:
         for method, r in t["rows"].items():
             per = " / ".join(f"{v:.1f}" for v in r["test_top1"])
             lines.append(
-                f"| {LABELS[method]} | {_fmt(r['test_top1_summary'])} | "
-                f"{_fmt(r['knn_top1_summary'])} | {per} | {', '.join(map(str, r['seeds']))} |"
+                f"| {LABELS[method]} | {fmt(r['test_top1_summary'])} | "
+                f"{fmt(r['knn_top1_summary'])} | {per} | {', '.join(map(str, r['seeds']))} |"
             )
         for mix, g in t["gaps"].items():
             per = " / ".join(f"{v:+.1f}" for v in g["test_top1"])
@@ -217,7 +224,11 @@ def render(result: dict) -> str:
     return "\n".join(lines)
 
 
-def plot(result: dict, path: str) -> None:
+def plot(result: dict, path: str, labels: dict | None = None, title=None) -> None:
+    """One panel per key of ``result`` (epochs; ``title(key)`` its title), each row's runs
+    as marks (linear probe and kNN) and their mean as a bar."""
+    labels = LABELS if labels is None else labels
+    title = title or (lambda epochs: f"{epochs} epochs: each run a mark, its row's mean a bar")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -225,7 +236,7 @@ def plot(result: dict, path: str) -> None:
 
     panels = list(result.items())
     fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4), squeeze=False)
-    for ax, (epochs, t) in zip(axes[0], panels, strict=True):
+    for ax, (key, t) in zip(axes[0], panels, strict=True):
         methods = list(t["rows"])
         for i, method in enumerate(methods):
             r = t["rows"][method]
@@ -237,9 +248,9 @@ def plot(result: dict, path: str) -> None:
                     xs, r[metric], marker=marker, color=f"C{j}", label=label if i == 0 else None
                 )
                 ax.hlines(r[f"{metric}_summary"]["mean"], xs[0] - 0.08, xs[0] + 0.08, color=f"C{j}")
-        ax.set_xticks(range(len(methods)), [LABELS[m] for m in methods], rotation=30, ha="right")
+        ax.set_xticks(range(len(methods)), [labels[m] for m in methods], rotation=30, ha="right")
         ax.set_ylabel("Fashion-MNIST test top-1 (%)")
-        ax.set_title(f"{epochs} epochs: each run a mark, its row's mean a bar")
+        ax.set_title(title(key), fontsize=9)
         ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)

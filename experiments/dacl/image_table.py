@@ -1,0 +1,140 @@
+"""DACL Table 2's rows on images, from finished runs' own results: one table per linear probe.
+
+Each ``experiments/dacl/image_<row>.py`` run writes ``workdir/results.json`` (linear-probe
+``test_top1``, the kNN score ``knn_top1``) and ``workdir/config.json`` (method, seed, epochs,
+the probe's settings). This script groups runs by the probe they were scored with (the
+``:cpu`` rows' recorded probe, or SimCLR's: ``--config.eval.linear_trust_ratio=False
+--config.eval.linear_standardize=False`` on a copy of a finished workdir scores its final
+checkpoint again), and per probe prints and writes
+(``experiments/dacl/results/image_table<tag>.{json,png}``) every row's mean ± sample std and,
+for each step of the paper's ordering (No-Pretraining < Gaussian < DACL < DACL+, DACL <
+SimCLR < SimCLR+DACL), the per-seed gap and in how many seeds it holds::
+
+    python experiments/dacl/image_table.py --tag _fmnist \
+        --runs /tmp/none_s0 /tmp/none_s0_simclr /tmp/dacl_s0 /tmp/dacl_s0_simclr ...
+
+``--records`` adds the runs an earlier table recorded in its JSON. The plot has one panel
+per probe, each run a mark (linear probe and kNN) and its row's mean a bar.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _imix_table():
+    """experiments/imix/image_table.py: its run reader, probe description and summaries."""
+    path = os.path.join(HERE, os.pardir, "imix", "image_table.py")
+    spec = importlib.util.spec_from_file_location("imix_image_table", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_SHARED = _imix_table()
+METRICS = _SHARED.METRICS
+LABELS = {
+    "none": "No-Pretraining",
+    "gaussian": "Gaussian-noise",
+    "dacl": "DACL",
+    "dacl_plus": "DACL+",
+    "simclr": "SimCLR",
+    "simclr_dacl": "SimCLR+DACL",
+}
+# The paper's ordering (DACL Tables 2 and 3), one step at a time: (lower, higher).
+STEPS = (
+    ("none", "gaussian"),
+    ("gaussian", "dacl"),
+    ("dacl", "dacl_plus"),
+    ("dacl", "simclr"),
+    ("simclr", "simclr_dacl"),
+)
+
+
+def table(runs: list[dict]) -> dict:
+    """``{probe: {'rows': {method: ...}, 'steps': [...]}}``; one data set and one epoch count
+    for all runs, and a (method, seed, probe) given twice is an error."""
+    for key in ("data", "epochs"):
+        values = sorted({r[key] for r in runs})
+        if len(values) > 1:
+            raise SystemExit(f"--runs mix {key} {values}: table one at a time")
+    by_probe: dict[str, dict[str, dict[int, dict]]] = {}
+    for r in runs:
+        seeds = by_probe.setdefault(r["probe"], {}).setdefault(r["method"], {})
+        if r["seed"] in seeds:
+            raise SystemExit(f"method {r['method']}, seed {r['seed']}, probe {r['probe']} twice")
+        seeds[r["seed"]] = r
+    out = {}
+    for probe, methods in sorted(by_probe.items()):
+        rows = _SHARED.summarise(methods, LABELS)
+        steps = []
+        for low, high in STEPS:
+            seeds = sorted(set(methods.get(low, {})) & set(methods.get(high, {})))
+            if not seeds:
+                continue
+            gap = {m: [methods[high][s][m] - methods[low][s][m] for s in seeds] for m in METRICS}
+            holds = sum(g > 0 for g in gap["test_top1"])
+            steps.append({"lower": low, "higher": high, "seeds": seeds, **gap, "holds": holds})
+        out[probe] = {"rows": rows, "steps": steps}
+    return out
+
+
+def render(result: dict) -> str:
+    fmt = _SHARED.fmt
+    lines = []
+    for probe, t in result.items():
+        lines += [
+            f"\nlinear probe: {probe}",
+            "| row | linear top-1 | kNN top-1 | per seed (linear) | seeds |",
+            "|---|---|---|---|---|",
+        ]
+        for method, r in t["rows"].items():
+            per = " / ".join(f"{v:.2f}" for v in r["test_top1"])
+            lines.append(
+                f"| {LABELS[method]} | {fmt(r['test_top1_summary'])} | "
+                f"{fmt(r['knn_top1_summary'])} | {per} | {', '.join(map(str, r['seeds']))} |"
+            )
+        for s in t["steps"]:
+            per = " / ".join(f"{v:+.2f}" for v in s["test_top1"])
+            knn = " / ".join(f"{v:+.2f}" for v in s["knn_top1"])
+            lines.append(
+                f"{LABELS[s['higher']]} minus {LABELS[s['lower']]}: linear {per}, kNN {knn}; "
+                f"the paper's order holds in {s['holds']} of {len(s['seeds'])} seeds"
+            )
+    return "\n".join(lines)
+
+
+def plot(result: dict, path: str) -> None:
+    _SHARED.plot(result, path, LABELS, title=lambda probe: f"DACL Table 2's rows, probe: {probe}")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", nargs="+", default=[], help="finished runs' workdirs")
+    parser.add_argument(
+        "--records", nargs="+", default=[], help="JSON files of earlier tables: their runs"
+    )
+    parser.add_argument("--tag", default="", help="suffix of the output files' names")
+    parser.add_argument("--out-dir", default=os.path.join(HERE, "results"))
+    args = parser.parse_args(argv)
+    if not args.runs and not args.records:
+        parser.error("give finished runs' workdirs (--runs) or earlier tables (--records)")
+    runs = [_SHARED.read_run(w, LABELS) for w in args.runs]
+    runs += [r for p in args.records for r in _SHARED.read_records(p, LABELS)]
+    result = table(runs)
+    print(render(result))
+    os.makedirs(args.out_dir, exist_ok=True)
+    stem = os.path.join(args.out_dir, f"image_table{args.tag}")
+    with open(stem + ".json", "w") as f:
+        json.dump({"runs": runs, "table": result}, f, indent=1)
+    plot(result, stem + ".png")
+    print(f"wrote {stem}.json and {stem}.png")
+
+
+if __name__ == "__main__":
+    main()
