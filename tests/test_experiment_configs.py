@@ -210,3 +210,28 @@ def test_dacl_image_table_checks_the_papers_order_per_probe_and_seed(tmp_path, c
         table.main(["--runs", runs[0], run("e", "dacl", 2, 0.7, 0.7, measured, epochs=6)])
     with pytest.raises(SystemExit, match="is not one of"):
         table.main(["--runs", run("m", "moco", 0, 0.7, 0.7, measured)])
+
+
+def test_imix_paper_scale_sgd_decays_every_parameter_and_cpu_rows_keep_theirs():
+    # The official code hands all parameters to torch.optim.SGD(weight_decay=1e-4); the :cpu
+    # rows keep the decay they were measured with (LARS / SGD on kernels only).
+    import jax.numpy as jnp
+
+    from jaxcl import methods
+
+    params = {"kernel": jnp.ones((2, 2)), "bias": jnp.ones((2,))}
+    zero = {"kernel": jnp.zeros((2, 2)), "bias": jnp.zeros((2,))}
+    for path, arg, decays_bias in [
+        ("experiments/imix/image_moco.py", "cifar10", True),
+        ("experiments/imix/image_imix.py", "cifar100", True),
+        ("experiments/imix/tabular_fmnist_imix.py", None, True),
+        ("experiments/imix/tabular_fmnist_imix.py", "cpu", False),
+        ("experiments/imix/image_moco.py", "cpu", False),
+    ]:
+        c = _load(path).get_config(arg)
+        training.validate(c)
+        tx = methods.get(c.method.name)(c).optimizer(lambda _: 1.0)
+        updates, _ = tx.update(zero, tx.init(params), params)
+        assert float(updates["kernel"][0, 0]) < 0, path  # kernels decay either way
+        bias = -c.optim.weight_decay if decays_bias else 0.0
+        assert float(updates["bias"][0]) == pytest.approx(bias), (path, arg)

@@ -61,6 +61,22 @@ def test_adamw_decays_kernels_only():
     np.testing.assert_allclose(updates["bias"], 0.0)
 
 
+def test_sgd_decays_kernels_only_unless_told_to_decay_everything():
+    # decay_all: torch.optim.SGD(model.parameters(), weight_decay=wd), as MoCo's and i-Mix's
+    # code: d = g + wd * w on every parameter, then v = m v + d, w -= lr v.
+    params = {"kernel": jnp.full((2, 2), 2.0), "bias": jnp.full((2,), 3.0)}
+    grads = {"kernel": jnp.full((2, 2), 0.5), "bias": jnp.full((2,), 0.25)}
+    lr, wd = 0.1, 0.01
+    masked = optim.make_optimizer("sgd", lambda _: lr, weight_decay=wd)
+    every = optim.make_optimizer("sgd", lambda _: lr, weight_decay=wd, decay_all=True)
+    u_masked, _ = masked.update(grads, masked.init(params), params)
+    u_every, _ = every.update(grads, every.init(params), params)
+    np.testing.assert_allclose(u_masked["kernel"], -lr * (0.5 + wd * 2.0), rtol=1e-6)
+    np.testing.assert_allclose(u_masked["bias"], -lr * 0.25, rtol=1e-6)
+    np.testing.assert_allclose(u_every["kernel"], -lr * (0.5 + wd * 2.0), rtol=1e-6)
+    np.testing.assert_allclose(u_every["bias"], -lr * (0.25 + wd * 3.0), rtol=1e-6)
+
+
 def test_warmup_then_cosine_without_restarts():
     sched = optim.warmup_cosine(peak=2.0, total_steps=100, warmup_steps=10)
     values = np.array([float(sched(s)) for s in range(101)])

@@ -48,10 +48,10 @@ Where we differ, and why:
   (``--proj mlpbn``), MoCo's and BYOL's projector and BYOL's predictor end in a plain linear
   layer with a bias (``--proj mlpbn1 --pred mlpbn1``; ``model.head_output_norm=False``, since
   2026-11-28: the MoCo and BYOL rows measured before then had batch norm on that layer too).
-* Weight decay (1e-4) skips biases and batch-norm scales and offsets, as jaxcl's SGD, LARS
-  and AdamW do (``jaxcl.optim.decay_mask``, SimCLR's and BYOL's practice); the official
-  code hands all parameters to ``torch.optim.SGD`` with ``weight_decay``, so it decays those
-  too (as MoCo's code). The effect is not measured.
+* Weight decay (1e-4) reaches every parameter at paper scale, biases and batch-norm scales
+  and offsets too, as the official code's ``torch.optim.SGD`` over all parameters (and MoCo's)
+  does (``optim.decay_all``, since 2026-11-30). The ``cpu`` rows train with LARS, whose decay
+  skips them (``jaxcl.optim.decay_mask``, SimCLR's practice), as their numbers were measured.
 * Linear evaluation: 100 epochs at batch 256 with crop + flip, SGD lr 10 with cosine decay
   (the official code sweeps seven learning rates with a step schedule and keeps the last
   epoch's accuracy).
@@ -102,6 +102,7 @@ CIFAR = {
     "optim.lr": 0.125,
     "optim.momentum": 0.9,
     "optim.weight_decay": 1e-4,
+    "optim.decay_all": True,  # torch.optim.SGD over all parameters, as the official code
     "optim.warmup_epochs": 10.0,
     "method.temperature": 0.2,
     "method.color_strength": 0.5,

@@ -7,9 +7,9 @@ import optax
 
 # Each optimiser's hyperparameters besides the learning rate and the weight decay, with their
 # defaults: the keys a run's ``config.optim`` holds for it (and no others).
-OPTIMIZER_HYPERPARAMETERS: dict[str, dict[str, float]] = {
+OPTIMIZER_HYPERPARAMETERS: dict[str, dict[str, float | bool]] = {
     "lars": {"momentum": 0.9, "trust_coefficient": 0.001},
-    "sgd": {"momentum": 0.9},
+    "sgd": {"momentum": 0.9, "decay_all": False},
     "adam": {},
     "adam_l2": {},
 }
@@ -37,8 +37,10 @@ def make_optimizer(
     momentum: float = 0.9,
     trust_coefficient: float = 0.001,
     trust_ratio: bool = True,
+    decay_all: bool = False,
 ) -> optax.GradientTransformation:
-    """``'lars'`` (decay and trust ratio on kernels only), ``'adam'``, ``'adam_l2'`` or ``'sgd'``.
+    """``'lars'`` (decay and trust ratio on kernels only), ``'adam'``, ``'adam_l2'`` or ``'sgd'``
+    (decay on kernels only unless ``decay_all``).
 
     ``'adam'`` with weight decay is AdamW (decoupled decay, kernels only). ``'adam_l2'`` is
     PyTorch's ``Adam(weight_decay=wd)``, which GRACE and MVGRL train with: ``wd * param`` is
@@ -56,6 +58,9 @@ def make_optimizer(
         ``trust_coefficient * |w| / |g|``. ``False`` leaves LARS as momentum SGD with its
         weight decay, as SimCLR's code runs it on the linear classifier (``head_supervised``
         is among the layers it excludes from layer adaptation).
+      decay_all: for ``'sgd'``, decay every parameter (biases and batch-norm scales and
+        offsets too), as ``torch.optim.SGD(weight_decay=...)`` does when a training script
+        hands it all parameters (MoCo's and i-Mix's code); the default decays kernels only.
     """
     if name == "lars":
         return optax.lars(
@@ -75,6 +80,7 @@ def make_optimizer(
     if name == "sgd":
         tx = optax.sgd(schedule, momentum=momentum or None)
         if weight_decay:
-            tx = optax.chain(optax.add_decayed_weights(weight_decay, mask=decay_mask), tx)
+            mask = None if decay_all else decay_mask
+            tx = optax.chain(optax.add_decayed_weights(weight_decay, mask=mask), tx)
         return tx
     raise ValueError(f"make_optimizer: `name` must be one of {list(OPTIMIZERS)}, got {name!r}")

@@ -100,6 +100,7 @@ CHECKS = {
     "optim.weight_decay": _nonnegative,
     "optim.momentum": _nonnegative,
     "optim.trust_coefficient": _positive,
+    "optim.decay_all": flag,
     "optim.warmup_epochs": _nonnegative,
     "train.batch_size": _positive_int,
     "train.epochs": _nonnegative_int,
