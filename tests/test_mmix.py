@@ -108,6 +108,18 @@ def test_binary_mix_takes_the_most_similar_partner(wp, slabs):
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-6)
 
 
+@pytest.mark.parametrize("wp,slabs", LAYOUTS)
+def test_binary_mix_breaks_ties_by_the_lowest_partner_on_every_path(wp, slabs):
+    # Rows 1 and 2 point the same way as row 0 (cosine 1 with it); node 0 receives the edges
+    # 2 -> 0 and then 1 -> 0, so the first tied edge is not the lowest partner's, and 1 -> 0
+    # is given twice (picked once).
+    z = np.array([[1, 0], [0, 1], [0, 2], [1, 1]], np.float32)
+    z[1:3] = [[3, 0], [2, 0]]
+    edges = dict(senders=np.array([2, 1, 1, 0], np.int32), receivers=np.array([0, 0, 0, 3]))
+    got = mixers.binary_mix(z, weight=0.5, **(dict(edges, slabs=slabs) if wp else {}))
+    np.testing.assert_allclose(got[0], 0.5 * z[0] + 0.5 * z[1])
+
+
 @pytest.mark.parametrize("wp", [True, False])
 def test_padding_rows_are_left_out_and_unchanged(wp):
     z, p_m, p_n = _data(3)
@@ -344,6 +356,8 @@ def test_jit_and_bf16():
         (lambda z, p: mixers.mo_mix(z, block_size=0), r"block_size.*positive integer"),
         (lambda z, p: mixers.mo_mix(z, slabs=True), r"slabs=True.*give `senders`"),
         (lambda z, p: mixers.mp_mix(z, p, p, **_edges(True, "on")), r"slabs.*True or False.*'on'"),
+        (lambda z, p: mixers.random_mix(jax.random.key(0), z, slabs=True), r"slabs=True.*give"),
+        (lambda z, p: mixers.random_mix(jax.random.key(0), z, slabs="on"), r"slabs.*'on'"),
         (lambda z, p: losses.mmix_diversity_loss(z, p, p[:, :2].T), r"p_m.*p_n.*\[5, P\]"),
     ],
 )
@@ -420,6 +434,11 @@ def test_diversity_loss_is_eq_6():
     )(p_m, p_n)
     np.testing.assert_allclose(value, want_graphs, rtol=1e-5)
     assert all(np.isfinite(np.asarray(g)).all() for g in grads)
+    # a NaN weight counts as 0: left out of the value and of the total weight
+    w_nan = np.where(WHERE, w, np.nan).astype(np.float32)
+    np.testing.assert_allclose(
+        losses.mmix_diversity_loss(dirty, p_m, p_n, weights=w_nan), want_graphs, rtol=1e-5
+    )
     with pytest.raises(ValueError, match=r"`weights` must have shape \[9\]"):
         losses.mmix_diversity_loss(z, p_m, p_n, weights=np.ones(8, np.float32))
     # minimising it lowers mp-mix's self-weight: the gradient step raises the distance

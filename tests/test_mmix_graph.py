@@ -293,6 +293,7 @@ def test_stacked_batches_are_refused_with_a_clear_message():
         (dict(mixing="mo", diversity=1.0), r"diversity = 1.0.*mixing='mo'"),
         (dict(alpha=0.0), r"alpha = 0.0"),
         (dict(sparse_layout="slabs"), r"sparse_layout = 'slabs'"),
+        (dict(objective="graph", diversity=1.0), r"diversity = 1.0.*objective='graph'"),
     ],
 )
 def test_bad_settings_are_named(hp, message):

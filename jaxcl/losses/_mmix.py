@@ -66,9 +66,10 @@ def mmix_diversity_loss(
                 f"`weights` must have shape [{z.shape[0]}] (one per row of z), got "
                 f"{tuple(weights.shape)}",
             )
-        w = jnp.maximum(weights.astype(jnp.float32), 0.0)
+        w = weights.astype(jnp.float32)
+        w = jnp.where(w > 0, w, 0.0)  # weights <= 0 and NaN: 0, left out of sum and total
         w = w if where is None else jnp.where(where, w, 0.0)
-        where = w > 0  # a row of weight 0 is left out like a masked one (NaN rows too)
+        where = w > 0  # a row of weight 0 is left out like a masked one
     z = _common.zero_masked_rows(z, where).astype(jnp.float32)
     q = _common.l2_normalize(z @ p_m)
     k = _common.l2_normalize(z @ p_n)

@@ -340,6 +340,11 @@ class MVGRLGraphMix(_TwoViews):
         check_mixing(self.name, self.hp)
         check_choice(self.name, "objective", self.hp.objective, OBJECTIVES)
         check_choice(self.name, "eval_features", self.hp.eval_features, EVAL_FEATURES)
+        if self.hp.objective == "graph" and self.hp.diversity:
+            raise ValueError(  # Eq. 9: L_div is part of J_node, which 'graph' leaves out
+                f"config.method.diversity = {self.hp.diversity!r}: expected 0 with "
+                "objective='graph' (Eq. 9 puts the diversity loss inside J_node)"
+            )
 
     def build(self, spec, rngs):
         adjacency, diffusion = self.encoders(spec, rngs)

@@ -16,7 +16,8 @@ How the weights are normalised, our reading of Eq. 3-5 (the paper's sums are gar
 * ``self_weight=None`` (mp-mix, random-mix): one softmax over the partners and ``i`` itself
   (Eq. 4 sums over all ``k``); ``i`` is always kept, whatever ``threshold`` says.
 * binary-mix: ``lambda_ii = 1 - weight`` and the most similar partner gets ``weight`` (ties:
-  the lowest index); no partner: the row keeps itself.
+  the partner of lowest node index, on the dense and the sparse path alike); no partner: the
+  row keeps itself.
 
 With ``dropout`` (the official node script's dropout on its attention, for training) each
 weight is dropped or scaled by ``1 / (1 - dropout)``: a row's weights sum to 1 only in
@@ -316,13 +317,16 @@ def random_mix(
     regularized with Softmax"), a fresh draw per call. The dense path draws row ``i``'s
     scores from ``fold_in(key, i)``, so the result does not depend on ``block_size``; the
     sparse (-wp) path draws one score per edge and per row, so the two paths' draws differ
-    (``slabs`` as :func:`mo_mix`: the same draws either way; ``dropout`` as :func:`mo_mix`).
+    (``slabs`` as :func:`mo_mix`: the same draws either way; ``dropout`` as :func:`mo_mix`:
+    its masks are drawn block by block, so with ``dropout > 0`` the dense result does depend
+    on ``block_size``).
     """
     fn = "random_mix"
     checks.prng_key(fn, "key", key)
     z, senders, receivers, edge_mask, where, block_size = _common_args(
         fn, z, senders, receivers, edge_mask, where, block_size, 1.0
     )
+    slabs = _check_slabs(fn, slabs, senders)
     rule = _dropped(fn, _paths.softmax_with_self, dropout, dropout_key)
     n = z.shape[0]
     zf = z.astype(compute_dtype(z.dtype))
@@ -334,7 +338,7 @@ def random_mix(
         self_scores = jax.random.normal(k_self, (n,))
         out = _paths.mix_sparse(
             zf, senders, receivers, edge_mask, where, lambda r, s, pattern: scores, self_scores,
-            rule, None, 1.0, slabs=_check_slabs(fn, slabs, senders),
+            rule, None, 1.0, slabs=slabs,
         )  # fmt: skip
     else:
 

@@ -60,6 +60,10 @@ def binary(weight):
         m = ops.max(jnp.where(valid, s, -jnp.inf))
         best = valid & (s == ops.expand(m))
         big = jnp.iinfo(jnp.int32).max
+        # ties: the lowest partner (node index) on both paths; then, on the sparse path, the
+        # first of that partner's edges, so that a repeated edge is not picked twice
+        lowest = ops.min(jnp.where(best, ops.partner, big))
+        best &= ops.partner == ops.expand(lowest)
         first = ops.min(jnp.where(best, ops.index, big))
         pick = best & (ops.index == ops.expand(first))
         has = ops.sum(valid.astype(jnp.float32)) > 0
@@ -89,6 +93,7 @@ class _DenseOps:
 
     def __init__(self, n_cols: int, first=0):
         self.index = jnp.arange(n_cols, dtype=jnp.int32)[None, :]
+        self.partner = self.index  # the column is the partner
         self.first = first
 
     def key(self, key):
@@ -102,11 +107,12 @@ class _DenseOps:
 
 
 class _SegmentOps:
-    """Reductions over the edges that share a receiver."""
+    """Reductions over the edges that share a receiver (``partner``: each edge's sender)."""
 
-    def __init__(self, receivers, n: int):
+    def __init__(self, senders, receivers, n: int):
         self.receivers, self.n = receivers, n
         self.index = jnp.arange(receivers.shape[0], dtype=jnp.int32)
+        self.partner = senders.astype(jnp.int32)
 
     @staticmethod
     def key(key):
@@ -154,7 +160,7 @@ def mix_sparse(
     sim = pair_sim(receivers, senders, pattern)
     if threshold is not None:
         valid &= sim >= threshold
-    ops = _SegmentOps(receivers, n)
+    ops = _SegmentOps(senders, receivers, n)
     w, w_self = rule(sim / temperature, valid, self_sim / temperature, ops)
     if where is not None:
         w_self = jnp.where(where, w_self, 1.0)
