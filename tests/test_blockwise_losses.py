@@ -79,6 +79,33 @@ def test_gradient_in_the_temperature(fn):
     assert float(tiled) == pytest.approx(float(dense), rel=1e-4)
 
 
+@pytest.mark.parametrize("fn", [losses.infonce, losses.nt_xent])
+def test_float64_switched_on_changes_nothing_and_float64_inputs_work(fn):
+    # With x64 on, float32 views stay float32 (the scans' carries take the views' dtype), and
+    # float64 views are computed in float32 as documented: both give the dense path's value
+    # and gradients (before, the scans' carries mixed float32 and float64 and failed).
+    za, zb = _views()
+
+    def value_and_grads(a, b, block):
+        return jax.value_and_grad(
+            lambda a, b, t: fn(a, b, temperature=t, block_size=block), argnums=(0, 1, 2)
+        )(a, b, 0.4)
+
+    want, want_grads = value_and_grads(za, zb, None)
+    with jax.enable_x64(True):
+        got, grads = value_and_grads(za, zb, 8)
+        assert got.dtype == jnp.float32 and grads[0].dtype == jnp.float32
+        assert float(got) == pytest.approx(float(want), rel=1e-5)
+        for g, w in zip(grads, want_grads, strict=True):
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+        a64, b64 = (jnp.asarray(x, jnp.float64) for x in (za, zb))  # computed in float32
+        got64, grads64 = value_and_grads(a64, b64, 8)
+        assert got64.dtype == jnp.float32
+        assert float(got64) == pytest.approx(float(want), rel=1e-5)
+        for g, w in zip(grads64, want_grads, strict=True):
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
 def _temp_bytes(fn, n, block):
     za, zb = _views(n=n, d=16)
     grad = jax.jit(jax.grad(lambda a, b: fn(a, b, temperature=0.5, block_size=block)))

@@ -45,6 +45,56 @@ def _views(seed, n=12, d=6):
     return za, zb
 
 
+@pytest.mark.parametrize("method", ["rff", "sorf", "positive"])
+@pytest.mark.parametrize("negatives", ["cross", "intra", "both"])
+@pytest.mark.parametrize("symmetric", [False, True])
+def test_random_feature_loss_and_gradients_equal_explicit_features(method, negatives, symmetric):
+    """An independent reference for the estimators' values and gradients: with the same fixed
+    features, the ``[N, 2D]`` (``[N, D]``) feature arrays built by the ``*_features``
+    functions, the kernel sums as plain dot products, differentiated by autodiff through
+    everything (a misplaced stop_gradient on the negatives' sums would leave the value alone
+    and change the gradients)."""
+    rf = random_features
+    tau, lam = 0.5, 1.3
+    za, zb = _views(5, n=24, d=8)
+    key = jax.random.key(7)
+    params, phi = {
+        "rff": (rf.draw_rff(key, 8, 512), rf.rff_features),
+        "sorf": (rf.draw_sorf(key, 8, 512, norms="chi"), rf.sorf_features),
+        "positive": (rf.draw_positive(key, 8, 512), rf.positive_features),
+    }[method]
+
+    def reference(za, zb, check=False):
+        a, b = (z / jnp.linalg.norm(z, axis=1, keepdims=True) for z in (za, zb))
+        f = {"a": phi(a, params, temperature=tau), "b": phi(b, params, temperature=tau)}
+
+        def direction(x, y):
+            if negatives == "both":  # y's rows and x's, the anchor's own term taken out
+                sums = f[x] @ (f[x].sum(0) + f[y].sum(0)) - jnp.sum(f[x] * f[x], axis=1)
+            else:
+                sums = f[x] @ f[y if negatives == "cross" else x].sum(0)
+            if check:  # every estimate above the clamp's floor: the reference has no clamp
+                assert float(sums.min()) > 48 * np.exp(-2 / tau)
+            return jnp.mean(lam * jnp.sum((a - b) ** 2, axis=1) + jnp.log(sums))
+
+        both = 0.5 * (direction("a", "b") + direction("b", "a"))
+        return both if symmetric else direction("a", "b")
+
+    def esco(za, zb):
+        return losses.esco_loss(
+            za, zb, features=params, method=method, temperature=tau, lam=lam,
+            negatives=negatives, symmetric=symmetric,
+        )  # fmt: skip
+
+    reference(za, zb, check=True)
+    (want, want_grads), (got, grads) = (
+        jax.value_and_grad(f, argnums=(0, 1))(za, zb) for f in (reference, esco)
+    )
+    assert float(got) == pytest.approx(float(want), rel=1e-5, abs=1e-5)
+    for g, w in zip(grads, want_grads, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("temperature", [0.05, 0.2, 1.0, 10.0])
 @pytest.mark.parametrize("symmetric", [False, True])
 def test_exact_with_lam_half_inverse_temperature_equals_infonce(temperature, symmetric):

@@ -581,21 +581,34 @@ def test_sorf_dense_path_keeps_float64():
         np.testing.assert_allclose(got, np_sorf_projection(z, params, TAU), rtol=1e-12)
 
 
-@pytest.mark.parametrize("method", ["rff", "sorf"])
-def test_esco_loss_keeps_float32_embeddings_in_float32_under_x64(method):
+@pytest.mark.parametrize("method", ["rff", "sorf", "positive", "exact"])
+@pytest.mark.parametrize("chunk_size", [None, 5])
+def test_esco_loss_keeps_float32_embeddings_in_float32_under_x64(method, chunk_size):
     """Switching float64 on must not change what a float32 loss computes: the feature sums
-    start from zeros of the embeddings' dtype, not of the default one."""
+    and the loss accumulate in the embeddings' dtype, not the default one, on the one-block
+    and the chunked path alike; float64 embeddings are computed in float64 and the loss
+    returned in float32, as every loss (chunked, the scans' carries once mixed float32 and
+    float64 and failed)."""
     from jaxcl import losses
 
     za, zb = (jnp.asarray(randn((32, 16), s), jnp.float32) for s in (1, 2))
-    draw = rf.draw_rff if method == "rff" else rf.draw_sorf
-    params = draw(jax.random.key(0), 16, 256)
+    draw = {"rff": rf.draw_rff, "sorf": rf.draw_sorf, "positive": rf.draw_positive}
+    params = draw[method](jax.random.key(0), 16, 256) if method in draw else None
 
-    def loss(a, b):
-        return losses.esco_loss(a, b, features=params, method=method, temperature=0.5, lam=1.0)
+    def loss(a, b, negatives="cross"):
+        return losses.esco_loss(
+            a, b, features=params, method=method, temperature=0.5, lam=1.0,
+            negatives=negatives, chunk_size=chunk_size,
+        )  # fmt: skip
 
-    want = loss(za, zb)
-    with jax.enable_x64(True):
-        got = loss(za, zb)
-    assert got.dtype == jnp.float32
-    assert float(got) == float(want)  # the same float32 arithmetic, bit for bit
+    for negatives in ("cross", "both"):
+        want, want_grad = jax.value_and_grad(loss)(za, zb, negatives)
+        with jax.enable_x64(True):
+            got, grad = jax.value_and_grad(loss)(za, zb, negatives)
+            assert got.dtype == grad.dtype == jnp.float32
+            assert float(got) == pytest.approx(float(want), rel=1e-6)  # float32 arithmetic
+            np.testing.assert_allclose(grad, want_grad, rtol=1e-5, atol=1e-7)
+            a64, b64 = (jnp.asarray(x, jnp.float64) for x in (za, zb))
+            got64, grad64 = jax.value_and_grad(loss)(a64, b64, negatives)
+            assert (got64.dtype, grad64.dtype) == (jnp.float32, jnp.float64)  # every loss f32
+            assert float(got64) == pytest.approx(float(want), rel=1e-5)

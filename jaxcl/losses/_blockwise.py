@@ -8,7 +8,8 @@ time (an online logsumexp over candidate blocks, for one block of anchors after 
 and the backward pass recomputes every tile from ``a``, ``c`` and the saved ``lse`` instead
 of storing it (``p_ij = exp(a_i . c_j / t - lse_i)``; ``dA = P C / t``, ``dC = P^T A / t``).
 Memory: the inputs, their gradients and ``lse`` (O((N + M) d)) plus one tile; time: the dense
-products once forward and twice backward, in tiles.
+product once forward and three times backward (the tile recomputed, then ``P C`` and
+``P^T A``), in tiles.
 
 Reference: Cheng et al., "Breaking the Memory Barrier: Near Infinite Batch Size Scaling for
 Contrastive Loss" (Inf-CL), 2024, whose tiling across and within devices this follows on one
@@ -56,7 +57,7 @@ def _row_lse(a_i, exclude_i, c_tiles, valid_tiles, starts, inv_t, block):
         s = s * jnp.exp(m - shift) + jnp.sum(jnp.exp(logits - shift[:, None]), axis=1)
         return (m_new, s), None
 
-    init = (jnp.full((a_i.shape[0],), -jnp.inf, jnp.float32), jnp.zeros((a_i.shape[0],)))
+    init = (jnp.full(a_i.shape[:1], -jnp.inf, a_i.dtype), jnp.zeros(a_i.shape[:1], a_i.dtype))
     init = jax.tree.map(functools.partial(_common.as_varying, axes=_common.varying_axes(a_i)), init)
     (m, s), _ = jax.lax.scan(step, init, (c_tiles, valid_tiles, starts))
     return jnp.where(s > 0, jnp.where(jnp.isfinite(m), m, 0.0) + jnp.log(s), -jnp.inf)
@@ -118,7 +119,7 @@ def _bwd(block, res, g):
     axes = _common.varying_axes(a, g)
     init = (
         _common.as_varying(jnp.zeros_like(c), axes),
-        _common.as_varying(jnp.zeros((), jnp.float32), axes),
+        _common.as_varying(jnp.zeros((), a.dtype), axes),
     )
     (d_c, d_inv_t), d_a = jax.lax.scan(row_step, init, rows)
     # weights, valid and exclude are masks: not differentiated
@@ -132,7 +133,8 @@ def weighted_lse_sum(a, c, weights, valid=None, exclude=None, *, inv_t, block: i
     """``sum_i weights_i * logsumexp_j(a_i . c_j * inv_t)`` over the valid candidates ``j``
     other than ``exclude[i]``, in ``[block, block]`` tiles recomputed in the backward pass.
 
-    ``a``: ``[n, d]`` float32 anchors; ``c``: ``[m, d]`` float32 candidates; ``weights``:
+    ``a``: ``[n, d]`` float32 (or float64) anchors; ``c``: ``[m, d]`` candidates of the same
+    dtype, in which everything is computed; ``weights``:
     ``[n]`` (0 drops an anchor: its gradient is exactly 0); ``valid``: optional ``[m]`` bool;
     ``exclude``: optional ``[n]`` int column per anchor left out (-1: none). Differentiable in
     ``a``, ``c`` and ``inv_t``. Rows are padded to multiples of ``block`` (padded anchors get
@@ -145,10 +147,10 @@ def weighted_lse_sum(a, c, weights, valid=None, exclude=None, *, inv_t, block: i
     args = (
         _pad_rows(a, rows),
         _pad_rows(c, cols),
-        _pad_rows(weights.astype(jnp.float32), rows),
+        _pad_rows(weights.astype(a.dtype), rows),
         _pad_rows(valid, cols, False),
         _pad_rows(exclude, rows, -1),
-        jnp.asarray(inv_t, jnp.float32),
+        jnp.asarray(inv_t, a.dtype),
     )
     # inside shard_map every input is made to vary alike (pcast transposes to psum)
     axes = _common.varying_axes(*args)

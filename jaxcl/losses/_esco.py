@@ -139,15 +139,18 @@ def esco_loss(
     * ``'rff'``: random Fourier features ``[cos Wz, sin Wz] / sqrt(D)``, ``W = G / sqrt(tau)``
       (ESCo Eq. 11): ``sum_j k(a_i, c_j) ~ Phi(a_i) . sum_j Phi(c_j)``, O(N D d).
     * ``'sorf'``: structured orthogonal random features (ESCo Eq. 12), the projection applied
-      with the fast Walsh–Hadamard transform, O(N D log d).
+      with the fast Walsh–Hadamard transform, O(N D log d); for a padded dimension of at most
+      256 (ESCo's d = 128 among them) as one dense matrix built once per call, O(N D d),
+      which is faster there (``jaxcl.random_features.sorf_projection``).
     * ``'positive'``: positive random features ``exp(w.z - |z|^2/tau) / sqrt(D)``
       (Performer-style), evaluated entirely in the log domain, so every estimate is > 0.
 
     The trigonometric estimates (rff, sorf) can be <= 0 before the log. They are clamped from
     below at ``N * exp(-2 / tau)``, the smallest value the exact sum can take for unit
-    vectors (``tiny * N`` with ``normalize=False``); the clamp only moves an estimate towards
-    the truth, and its gradient there is zero. The loss is therefore finite for any
-    temperature and dimension.
+    vectors, so there the clamp only moves an estimate towards the truth; with
+    ``normalize=False`` the floor is ``tiny * N``, which keeps the log finite but is not a
+    bound on the exact sum of vectors of any length. The clamp's gradient is zero. The loss
+    is therefore finite for any temperature and dimension.
 
     Accuracy depends on the temperature, because the kernel narrows as tau falls. Measured
     mean |error| of ``mean_i log sum_j k(a_i, b_j)`` (d = 128, N = 64 correlated pairs,
@@ -203,7 +206,8 @@ def esco_loss(
         every device returns the global mean.
 
     Returns:
-      Scalar float32 loss.
+      Scalar float32 loss (float64 embeddings with ``normalize=True`` are computed in
+      float64 and their gradients are float64).
 
     Example:
       >>> import jax, jaxcl
@@ -234,6 +238,9 @@ def esco_loss(
     weight = jnp.ones((batch,), jnp.bool_) if where is None else where
 
     prep = _common.l2_normalize if normalize else (lambda z: z.astype(jnp.float32))
+    # prep's output dtype, in which the sums and the loss are accumulated (float32 for float32
+    # and narrower embeddings also when float64 is switched on)
+    compute = jnp.promote_types(z_a.dtype, jnp.float32) if normalize else jnp.dtype(jnp.float32)
     # Which view supplies the negatives of the A-anchored and the B-anchored terms ('both':
     # the other view, and the anchor's own view without the anchor itself).
     other = {"a": "b", "b": "a"}
@@ -288,7 +295,7 @@ def esco_loss(
                         out[name] = (m, jnp.sum(jnp.exp(v - m_safe), axis=0))
                 return out
 
-            empty = (jnp.full((d_features,), -jnp.inf), jnp.zeros((d_features,)))
+            empty = (jnp.full((d_features,), -jnp.inf, compute), jnp.zeros((d_features,), compute))
             init = {name: empty for name in needed}
 
             def fold(acc, part):
@@ -330,8 +337,7 @@ def esco_loss(
                     return rff_projection(z, params, temperature=temperature)
 
             else:  # built here, outside the loops over row blocks (W_SORF, when dense)
-                dtype = jnp.promote_types(z_a.dtype, jnp.float32) if normalize else jnp.float32
-                project = _sorf.projector(params, temperature, dtype)  # prep's output dtype
+                project = _sorf.projector(params, temperature, compute)
 
             def block_sums(za, zb, w):
                 out = {}
@@ -344,8 +350,7 @@ def esco_loss(
                         )
                 return out
 
-            # float32 sums for float32 / bfloat16 embeddings also when float64 is switched on
-            zeros = jnp.zeros((d_features,), jnp.promote_types(z_a.dtype, jnp.float32))
+            zeros = jnp.zeros((d_features,), compute)
             init = {name: (zeros, zeros) for name in needed}
             sums = _chunking.chunked_reduce(
                 block_sums, _chunking.add, init, (z_a, z_b, weight), chunk_size or rows
@@ -373,7 +378,7 @@ def esco_loss(
         a, b = prep(za), prep(zb)
         align = lam * jnp.sum(jnp.square(a - b), axis=1)
         view = {"a": a, "b": b}
-        total = jnp.zeros((), jnp.float32)
+        total = jnp.zeros((), compute)
         for anchor in anchors:
             if negatives == "both":
                 potential = log_kernel_sum_both(view[anchor], anchor, idx)
@@ -385,7 +390,7 @@ def esco_loss(
     total = _chunking.chunked_reduce(
         block_loss,
         _chunking.add,
-        jnp.zeros((), jnp.float32),
+        jnp.zeros((), compute),
         (z_a, z_b, weight, index),
         chunk_size or rows,
     )
