@@ -229,6 +229,8 @@ def test_mix_dropout_drops_mixing_weights_in_training_only():
     np.testing.assert_allclose(method.features(model, inputs), plain + z_b, rtol=1e-6)
     with pytest.raises(ValueError, match=r"config.method.mix_dropout = 1.0: expected \[0, 1\)"):
         _setup(mix_dropout=1.0)
+    with pytest.raises(ValueError, match=r"config.method.threshold = 1.5: expected a cosine"):
+        _setup(partners="op", threshold=1.5)
 
 
 def test_no_mixing_contrasts_g_of_the_adjacency_view_with_the_diffusion_view():

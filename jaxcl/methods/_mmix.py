@@ -231,6 +231,11 @@ class MVGRLMix(MVGRL):
             )
         if not 0.0 <= hp.mix_dropout < 1.0:
             raise ValueError(f"config.method.mix_dropout = {hp.mix_dropout!r}: expected [0, 1)")
+        if not -1.0 <= hp.threshold <= 1.0:
+            raise ValueError(
+                f"config.method.threshold = {hp.threshold!r}: expected a cosine in [-1, 1] "
+                "(-1: no threshold)"
+            )
         depth = config.model.encoder_depth
         if hp.mix_at == "pre_activation" and depth != 1:
             raise ValueError(
