@@ -326,3 +326,17 @@ def test_feedforward_after_first_linear():
     ff = FeedForward(5, width=8, depth=2, shortcut=True, rngs=nnx.Rngs(1))
     with pytest.raises(ValueError, match="after_first_linear.*shortcut"):
         ff(ff.linears[0](x), after_first_linear=True)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [("alpha", 1.2, r"alpha = 1.2: expected a number in \[0.0, 1.0\] \(dacl_graph\)"),
+     ("temperature", -1.0, r"temperature = -1.0: expected a number in \(0.0, inf\)")],
+)  # fmt: skip
+def test_dacl_graph_refuses_bad_hyperparameters_when_built(key, value, message):
+    from jaxcl import training
+
+    config = training.base_config("mutag", "dacl_graph")
+    config.method[key] = value
+    with pytest.raises(training.ConfigError, match=message):
+        training.validate(config)

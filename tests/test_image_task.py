@@ -86,6 +86,21 @@ def test_simclr_dacl_loss_is_the_sum_of_both_losses():
     np.testing.assert_allclose(loss, simclr + 0.7 * dacl, rtol=1e-5)
 
 
+def test_dacl_plus_views_share_one_kind_of_mixing_per_sample():
+    # DACL §3.1: per sample one of linear, geometric or binary Mixup-noise, the same for both
+    # views (its kind_key), each view with its own partner and coefficient.
+    method = _method("dacl_plus", alpha=0.6, rho=0.7)
+    x = jnp.asarray(np.random.default_rng(3).random((12, 20)), jnp.float32)
+    key = jax.random.key(4)
+    v1, v2 = method.views(key, x)
+    k1, k2, kind = jax.random.split(key, 3)
+    kw = dict(alpha=0.6, rho=0.7, kind_key=kind)
+    np.testing.assert_allclose(v1, mixers.dacl_plus_mixup(k1, x, **kw), rtol=1e-6)
+    np.testing.assert_allclose(v2, mixers.dacl_plus_mixup(k2, x, **kw), rtol=1e-6)
+    other = mixers.dacl_plus_mixup(k2, x, alpha=0.6, rho=0.7, kind_key=jax.random.key(9))
+    assert not np.allclose(v2, other)  # the kind key matters, so sharing it is what is tested
+
+
 def test_esco_simclr_with_exact_kernel_at_half_over_tau_is_simclr():
     batch, model, key = _images_batch(), Flat(300, nnx.Rngs(0)), jax.random.key(2)
     simclr = _method("simclr", temperature=0.5).loss(model, batch, key, {})[0]
@@ -145,6 +160,12 @@ def test_domain_agnostic_rows_mix_whole_images_in_unit_range():
         ("simclr", "color_strength", -1.0, "color_strength = -1.0: expected >= 0"),
         ("simclr_dacl", "blur_p", 1.5, r"blur_p = 1.5: expected a number in \[0, 1\]"),
         ("imix_image", "mix", "cutout", "mix = 'cutout': expected one of"),
+        ("simclr_dacl", "dacl_weight", -1.0, r"dacl_weight = -1.0: expected .*\[0.0, inf\)"),
+        ("simclr_dacl", "alpha", 1.5, r"alpha = 1.5: expected a number in \[0.0, 1.0\]"),
+        ("dacl", "alpha", -0.1, r"alpha = -0.1: expected a number in \[0.0, 1.0\] \(dacl\)"),
+        ("dacl_plus", "rho", 2.0, r"rho = 2.0: expected a number in \[0.0, 1.0\]"),
+        ("gaussian", "scale", -0.1, r"scale = -0.1: expected a number in \[0.0, inf\)"),
+        ("gaussian", "temperature", 0.0, r"temperature = 0.0: expected .*\(0.0, inf\)"),
     ],
 )
 def test_bad_image_hyperparameters_are_refused(name, key, value, match):

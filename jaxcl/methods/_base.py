@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import math
 import os
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -104,6 +105,20 @@ def build_encoder(model_config: ml_collections.ConfigDict, spec: DataSpec, rngs:
     See :data:`jaxcl.methods.ENCODERS` for the names; an unknown name is a ``ValueError``.
     """
     return _encoders.build(model_config, spec, rngs)
+
+
+def check_range(
+    method: str, hp, key: str, low: float, high: float = math.inf, *, low_open: bool = False
+) -> None:
+    """ValueError unless ``config.method.<key>`` (in ``hp``) is a number in ``[low, high]``
+    (``(low, high]`` with ``low_open``)."""
+    value = hp[key]
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not ok or not (low < value if low_open else low <= value) or not value <= high:
+        interval = f"{'(' if low_open else '['}{low}, {high}]".replace("inf]", "inf)")
+        raise ValueError(
+            f"config.method.{key} = {value!r}: expected a number in {interval} ({method})"
+        )
 
 
 def check_choice(method: str, key: str, value, allowed) -> None:

@@ -16,7 +16,7 @@ import jraph
 from flax import nnx
 
 from jaxcl import graphs, losses, mixers, models
-from jaxcl.methods._base import HEAD_DEFAULTS, Method, build_encoder, register
+from jaxcl.methods._base import HEAD_DEFAULTS, Method, build_encoder, check_range, register
 
 
 @register
@@ -38,6 +38,10 @@ class DACLGraph(Method):
     Hyperparameters (``config.method``): ``alpha`` (0.9), ``temperature`` (1.0),
     ``head_batch_norm`` (False).
 
+    This follows the paper: linear Mixup-noise, one ``lam`` per graph, the partner another
+    graph. The released ``main_mcl.py`` mixes geometric and binary noise too, with one
+    ``lam`` per batch and a ``randperm`` partner that can be the graph itself.
+
     References:
       Verma et al., "Towards Domain-Agnostic Contrastive Learning", ICML 2021, Eq. 4,
       Algorithm 1 and §5.3; code github.com/vikasverma1077/graph_cnt (``main_mcl.py``,
@@ -47,6 +51,11 @@ class DACLGraph(Method):
     name = "dacl_graph"
     defaults = {"alpha": 0.9, "temperature": 1.0, "head_batch_norm": False}
     data_kinds = ("graph",)
+
+    def __init__(self, config):
+        super().__init__(config)
+        check_range(self.name, self.hp, "alpha", 0.0, 1.0)
+        check_range(self.name, self.hp, "temperature", 0.0, low_open=True)
 
     def build(self, spec, rngs: nnx.Rngs) -> nnx.Module:
         m = self.config.model

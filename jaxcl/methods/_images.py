@@ -15,7 +15,7 @@ import jax.numpy as jnp
 
 from jaxcl import augment, losses, mixers
 from jaxcl.methods import _imix, _paired
-from jaxcl.methods._base import Batch, Method, register
+from jaxcl.methods._base import Batch, Method, check_range, register
 
 # SimCLR's view: colour strength s (jitter 0.8 s, hue 0.2 s), blur probability, the crop's
 # smallest area fraction (SimCLR 0.08; i-Mix's CIFAR code 0.2).
@@ -106,6 +106,11 @@ class SimCLRDACL(SimCLR):
 
     name = "simclr_dacl"
     defaults = {"temperature": 0.5, "alpha": 0.9, "dacl_weight": 1.0, **IMAGE_VIEW_DEFAULTS}
+
+    def __init__(self, config):
+        super().__init__(config)
+        check_range(self.name, self.hp, "alpha", 0.0, 1.0)
+        check_range(self.name, self.hp, "dacl_weight", 0.0)  # < 0 would maximise DACL's loss
 
     def loss(self, model, batch: Batch, key, extra):
         k_aug, k1, k2 = jax.random.split(key, 3)

@@ -9,7 +9,7 @@ import optax
 from flax import nnx
 
 from jaxcl import losses, mixers, models
-from jaxcl.methods._base import Batch, Method, build_encoder, register
+from jaxcl.methods._base import Batch, Method, build_encoder, check_range, register
 from jaxcl.methods._images import whole_images
 
 
@@ -22,6 +22,15 @@ class TwoViews(Method):
     """
 
     data_kinds = ("tabular", "image")
+    # Each hyperparameter a subclass may have, with its interval, checked when built.
+    RANGES = {"temperature": (0.0, float("inf"), True), "alpha": (0.0, 1.0, False),
+              "rho": (0.0, 1.0, False), "scale": (0.0, float("inf"), False)}  # fmt: skip
+
+    def __init__(self, config):
+        super().__init__(config)
+        for key, (low, high, low_open) in self.RANGES.items():
+            if key in self.defaults:
+                check_range(self.name, self.hp, key, low, high, low_open=low_open)
 
     def view(self, key: jax.Array, x: jax.Array) -> jax.Array:
         raise NotImplementedError
