@@ -121,6 +121,50 @@ def test_generator_gradient_is_second_order_through_the_inner_step():
         assert gap > 1e3 * abs(dot(full) - fd) and gap > 1e-3 * abs(fd), (dot(full), dot(first), fd)
 
 
+def test_the_outer_objective_is_l_metaug_plus_alpha_r_sigma_at_hand_built_fast_weights():
+    # theta' built by hand: the encoders' and heads' leaves moved by -inner_lr times the plain
+    # gradient of L_MetAug, the generators' left where they are; the outer value is then
+    # L_MetAug(theta') + alpha * R_sigma(theta'). A wrong sign of the inner step, an inner
+    # step that also moves the generators, or alpha on the wrong term would not give it.
+    method, graphdef, params, model_state, extra, views = _tiny_metaug(
+        delta=0.5, alpha=0.7, inner_lr=0.3
+    )
+    labels = method.labels(params)
+
+    def merge(p, s):
+        return nnx.merge(graphdef, p, s, copy=True)
+
+    def objective(p):
+        total, r_sigma, _, _ = method.objective(merge(p, model_state), views, extra)
+        return total, r_sigma
+
+    value, _ = jax.jit(lambda p: method.outer_objective(merge, p, model_state, views, extra))(
+        params
+    )
+    g = jax.jit(jax.grad(lambda p: objective(p)[0]))(params)
+
+    def fast(sign, move_generators=False):
+        def leaf(tag, x, d):
+            return x if tag == "generator" and not move_generators else x - sign * 0.3 * d
+
+        return jax.tree.map(leaf, labels, params, g)
+
+    def reference(p, alpha=0.7):
+        total, r_sigma = jax.jit(objective)(p)
+        return float(total) + alpha * float(r_sigma)
+
+    want = reference(fast(1.0))
+    assert float(value) == pytest.approx(want, rel=1e-5)
+    # each wrong reading lands elsewhere, so the comparison above can fail
+    for wrong in (
+        reference(fast(-1.0)),
+        reference(fast(1.0, move_generators=True)),
+        reference(params),
+        reference(fast(1.0), alpha=0.0),
+    ):
+        assert abs(wrong - want) > 1e-3 * abs(want), (wrong, want)
+
+
 def test_the_outer_objective_returns_the_plain_gradient_of_l_metaug():
     method, graphdef, params, model_state, extra, views = _tiny_metaug()
 
@@ -420,6 +464,9 @@ def test_contrast_sets_pair_every_view_with_batch_and_queue_negatives():
         ("delta", -1.0, "config.method.delta"),
         ("decay", 6.0, r"config.method.decay = 6.0 .* acts only on .*'weighted'"),  # quadratic
         ("crop_min_scale", 0.0, "config.method.crop_min_scale"),
+        ("margin", 0.3, r"config.method.margin = 0.3 .* acts only on .*'margin'"),  # quadratic
+        ("gamma", -0.1, r"config.method.gamma = -0.1: expected >= 0"),
+        ("decay", 0.0, r"config.method.decay = 0.0: expected > 0"),
     ],
 )
 def test_bad_hyperparameters_are_named(key, value, match):

@@ -560,6 +560,27 @@ def test_r_sigma_masks(margin):
             np.testing.assert_array_equal(np.asarray(g)[~m], 0.0)
 
 
+def test_r_sigma_passes_nan_on_and_is_zero_without_originals():
+    # Emptiness comes from the masks: an unmasked NaN similarity (a diverged model) must come
+    # out as NaN, not be taken for an empty set (it came out 0.2 or 0.0 before).
+    pos, neg = np.array([0.9, 0.8]), np.array([0.3, 0.5])
+    aug_pos, aug_neg = np.array([0.7]), np.array([0.6])
+    assert np.isnan(losses.metaug_margin_loss(np.array([np.nan, 0.8]), neg, aug_pos, aug_neg))
+    assert np.isnan(losses.metaug_margin_loss(pos, neg, np.array([np.nan]), aug_neg))
+    # neither original set has an entry: 0, with zero (finite) gradients
+    none = np.zeros(2, bool)
+
+    def loss(p, n, ap, an):
+        return losses.metaug_margin_loss(p, n, ap, an, positives_where=none, negatives_where=none)
+
+    value, grads = jax.value_and_grad(loss, argnums=(0, 1, 2, 3))(pos, neg, aug_pos, aug_neg)
+    assert float(value) == 0.0
+    assert all(np.all(np.asarray(g) == 0.0) for g in grads)
+    # one empty original set takes the other's extreme (sigma+ = sigma- = 0.5 here)
+    only_neg = losses.metaug_margin_loss(pos, neg, aug_pos, aug_neg, positives_where=none)
+    assert float(only_neg) == pytest.approx(0.2 + 0.0)
+
+
 @pytest.mark.parametrize("margin", ["large", "medium", "small"])
 def test_r_sigma_vmap_over_rows_gives_per_anchor_margins(margin):
     n = 5

@@ -10,9 +10,11 @@ cores; ``quick``: a smoke test of ``cpu``).
 Paper scale (§4.1, App. B, the official code's defaults where the paper is silent): views
 RGB, L and ab of Lab after CMC's crop (area 0.2-1) and flip; batch 64; memory queue of 4096
 past features per view; Adam (App. B.2) at 1e-3 with weight decay 1e-4 (the official
-``weight_decay``; decoupled here, AdamW, where the official ``torch.optim.Adam`` adds it to
-the gradient: ``--config.optim.name=adam_l2`` is that), cosine over 240 epochs (CMC's CIFAR
-length); OUCL Eq. 10 with ``gamma = 0.4`` (App. A.4) and ``beta = 16`` (the official
+``weight_decay``, decoupled here: AdamW), cosine over 240 epochs (CMC's CIFAR length). The
+official code does not use Adam: its ``train_MetAug.py`` trains the encoders with SGD (lr
+0.03, momentum 0.9, weight decay 1e-4 added to the gradient, the rate divided by 10 at
+epochs 120, 160 and 200) and its generators with SGD 0.03 too; we follow the paper's
+optimiser. OUCL Eq. 10 with ``gamma = 0.4`` (App. A.4) and ``beta = 16`` (the official
 temperature); ``delta = 1e-5`` (Table 5's best), ``alpha = 1e-11`` and "Large" margins (the
 official defaults); the fast weights' SGD step 1e-3 (the official ``bb_learning_rate``; the
 official loss is 16 times ours, see :class:`jaxcl.methods.MetAug`), generators on Adam 1e-3;

@@ -260,6 +260,12 @@ def _masked_extreme(x, where, reduce, empty):
     return reduce(x) if x.size else jnp.asarray(empty, jnp.float32)
 
 
+def _has_entries(x, where):
+    if x.size == 0:
+        return jnp.asarray(False)
+    return jnp.asarray(True) if where is None else jnp.any(where)
+
+
 def _masked_mean(x, where):
     x = x.reshape(-1)
     if where is None:
@@ -310,7 +316,8 @@ def metaug_margin_loss(
         boolean masks of the same shapes.
 
     Returns:
-      Scalar float32.
+      Scalar float32: 0 when neither original set has an entry; NaN when an unmasked
+      similarity is NaN.
 
     Example:
       >>> import jax.numpy as jnp
@@ -336,9 +343,13 @@ def metaug_margin_loss(
         sets[name] = (s, _entry_mask(fn, f"{name}_where", w, s.shape))
     min_pos = _masked_extreme(*sets["positives"], jnp.min, jnp.inf)
     max_neg = _masked_extreme(*sets["negatives"], jnp.max, -jnp.inf)
-    # An empty set of originals leaves its extreme infinite; fall back to the other one.
-    min_pos = jnp.where(jnp.isfinite(min_pos), min_pos, max_neg)
-    max_neg = jnp.where(jnp.isfinite(max_neg), max_neg, min_pos)
+    # An empty set of originals takes the other one's extreme; with neither, the margins are
+    # set to 0 and the loss is 0. Emptiness is read from the masks, so that a NaN similarity
+    # (a diverged model) comes out as NaN instead of being taken for an empty set.
+    any_pos, any_neg = _has_entries(*sets["positives"]), _has_entries(*sets["negatives"])
+    some = any_pos | any_neg
+    min_pos, max_neg = jnp.where(any_pos, min_pos, max_neg), jnp.where(any_neg, max_neg, min_pos)
+    min_pos, max_neg = jnp.where(some, min_pos, 0.0), jnp.where(some, max_neg, 0.0)
     if margin == "large":
         sigma_pos, sigma_neg = jnp.minimum(min_pos, max_neg), jnp.maximum(min_pos, max_neg)
     elif margin == "small":
@@ -349,5 +360,4 @@ def metaug_margin_loss(
     aug_n, aug_n_where = sets["aug_negatives"]
     r_pos = _masked_mean(jnp.maximum(aug_p - sigma_pos, 0.0), aug_p_where)
     r_neg = _masked_mean(jnp.maximum(sigma_neg - aug_n, 0.0), aug_n_where)
-    total = r_pos + r_neg
-    return jnp.where(jnp.isfinite(total), total, 0.0)
+    return jnp.where(some, r_pos + r_neg, 0.0)

@@ -162,12 +162,24 @@ class MetAugOUCL(SplitViewsMethod):
         check_choice(self.name, "oucl", self.hp.oucl, OUCL_FORMS)
         if self.hp.beta <= 0:
             raise ValueError(f"config.method.beta = {self.hp.beta!r}: expected > 0")
+        if self.hp.decay <= 0:
+            raise ValueError(f"config.method.decay = {self.hp.decay!r}: expected > 0")
         if self.hp.decay != 1.0 and self.hp.oucl != "weighted":
             # phi_dec lives in Eq. 9's weighting factors only; Eq. 8 and Eq. 10 have none.
             raise ValueError(
                 f"config.method.decay = {self.hp.decay!r} (phi_dec, §4.4) acts only on "
                 f"config.method.oucl = 'weighted' (Eq. 9), not on {self.hp.oucl!r}, which "
                 "would ignore it: set oucl='weighted' or leave decay at 1.0"
+            )
+        if self.hp.margin != 0.0 and self.hp.oucl != "margin":
+            raise ValueError(  # lambda lives in Eq. 8 only
+                f"config.method.margin = {self.hp.margin!r} (lambda of Eq. 8) acts only on "
+                f"config.method.oucl = 'margin', not on {self.hp.oucl!r}, which would ignore "
+                "it: set oucl='margin' or leave margin at 0.0"
+            )
+        if self.hp.oucl != "margin" and self.hp.gamma < 0:
+            raise ValueError(  # Eq. 10 is Eq. 9 with O+ = 1 + gamma, O- = -gamma: gamma >= 0
+                f"config.method.gamma = {self.hp.gamma!r}: expected >= 0 (oucl={self.hp.oucl!r})"
             )
         if isinstance(self.hp.queue_size, bool) or self.hp.queue_size < 1:
             raise ValueError(
@@ -226,9 +238,11 @@ class MetAug(MetAugOUCL):
 
     Scale against the official code: our OUCL is the paper's Eq. 8-10 with its ``1 / beta``;
     the official ``NCECriterion_MetAug`` computes the softplus over ``gamma`` times 16, i.e.
-    ``beta = 16`` times our loss. Adam's encoder and generator steps do not see that factor,
-    but the fast-weight SGD step and ``alpha``'s balance do: the official fast step is that
-    of ``inner_lr = 1.6e-2`` here, and its ``alpha`` that of ``alpha / 16``. The defaults
+    ``beta = 16`` times our loss. Adam's encoder and generator steps (the paper's optimiser,
+    ours) do not see that factor, but the fast-weight SGD step and ``alpha``'s balance do:
+    the official fast step is that of ``inner_lr = 1.6e-2`` here, and its ``alpha`` that of
+    ``alpha / 16``. (The official code's own encoder and generator optimisers are SGD, whose
+    steps the factor does scale: its SGD lr 0.03 is that of 0.48 on our loss.) The defaults
     keep the paper's loss with the official values as printed (1e-3, 1e-11).
 
     Batch norm and randomness in the step: every pass (at ``theta_t``, at the updated
