@@ -91,6 +91,22 @@ def test_rerun_resumes_from_the_last_checkpoint_and_does_no_more_steps(tmp_path,
     assert json.loads((tmp_path / "config.json").read_text())["train"]["log_every_steps"] == 7
 
 
+def test_a_rerun_makes_up_an_epoch_evaluation_a_kill_left_unrecorded(tmp_path):
+    # The epoch-end checkpoint is written before that epoch's evaluation: a kill between the
+    # two leaves the last checkpoint past an evaluation that eval_history.json lacks. (And a
+    # killed run's entries past the restored epoch are not this run's.)
+    config = _tiny(**{"train.knn_every_epochs": 1})
+    first = training.train_and_evaluate(config, str(tmp_path))
+    path = tmp_path / "eval_history.json"
+    history = json.loads(path.read_text())
+    assert [h["epoch"] for h in history] == [1, 2, 3]
+    stale = {"epoch": 4, "knn_top1": 0.0}
+    path.write_text(json.dumps(history[:2] + [stale]))  # epoch 3 lost, a later one left
+    again = training.train_and_evaluate(config, str(tmp_path))
+    assert json.loads(path.read_text()) == history  # epoch 3 evaluated again, alike
+    assert again["test_top1"] == first["test_top1"] and again["steps"] == first["steps"]
+
+
 def test_no_pretraining_and_supervised_rows(tmp_path, monkeypatch):
     from jaxcl.training import _host
 
@@ -152,6 +168,12 @@ def test_non_finite_loss_stops_with_step_and_metric_and_keeps_checkpoints(tmp_pa
     assert "NaN or inf anywhere in a batch's inputs reaches the loss" in message, message
     inspect_dir = tmp_path / f"nonfinite_step_{bad_step}"
     assert inspect_dir.exists() and str(inspect_dir) in message
+    # It holds the state the failing step started from, ready to replay that step: the step
+    # count set back to the failing step's (it went on counting) and the failure mark cleared.
+    import orbax.checkpoint as ocp
+
+    saved = ocp.StandardCheckpointer().restore(inspect_dir)
+    assert (int(saved["step"]), int(saved["nonfinite_step"])) == (bad_step, -1), saved["step"]
     # The checkpoint of step 10 stays; the one of step 20 (after the failure) is never written.
     kept = sorted(int(p.name) for p in (tmp_path / "checkpoints").iterdir() if p.name.isdigit())
     assert kept == [10], kept

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
-import jax
+import numpy as np
 import orbax.checkpoint as ocp
 from absl import logging
 from etils import epath
@@ -100,11 +100,21 @@ class Checkpointer:
 def save_for_inspection(workdir: str, step: int, state) -> str:
     """Writes ``state`` to ``workdir/nonfinite_step_<step>``, apart from the rotating ones.
 
-    Used when a step produced a non-finite loss: the regular checkpoints (the last good
-    states) are left as they are, and this one holds the state whose batch failed.
+    Used when step ``step`` produced a non-finite loss: the regular checkpoints (the last good
+    states) are left as they are, and this one holds the state whose batch failed. Steps
+    after a failure change nothing but the step count, which is set back to ``step`` (and
+    the failure mark cleared), so that running the train step on this state with step
+    ``step``'s batch replays the failing step with its own random key. The arrays are saved
+    as they lie (orbax writes arrays sharded over several processes' devices).
     """
     path = _root(workdir) / f"nonfinite_step_{step}"
+    replay = dataclasses.replace(
+        state, step=np.asarray(step, np.int32), nonfinite_step=np.asarray(-1, np.int32)
+    )
     checkpointer = ocp.StandardCheckpointer()
-    checkpointer.save(path, jax.device_get(state), force=True)
-    checkpointer.wait_until_finished()
+    try:
+        checkpointer.save(path, replay, force=True)
+        checkpointer.wait_until_finished()
+    finally:
+        checkpointer.close()
     return str(path)

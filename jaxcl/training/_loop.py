@@ -145,11 +145,10 @@ def _run(config, workdir, method, mesh) -> dict:
 
         history = _workdir.EvalHistory(workdir, start_step // max(1, steps_per_epoch))
         t_start = time.perf_counter()
+        loop = _Loop(config, method, task, writer, checkpointer, workdir, total_steps, start_step)
+        loop.make_up_evaluation(state, features_of, history)
         if start_step < total_steps:
             key = jax.random.key(config.seed)
-            loop = _Loop(
-                config, method, task, writer, checkpointer, workdir, total_steps, start_step
-            )
             try:
                 state = loop.run(state, run.train_step(), key, features_of, history)
             finally:
@@ -181,8 +180,8 @@ def _run(config, workdir, method, mesh) -> dict:
             task.final(features_of(state), logits_of(state), history.entries, **final_kw)
         )
         results["eval_seconds"] = time.perf_counter() - t_eval
-        writer.write_scalars(
-            total_steps, {k: v for k, v in results.items() if isinstance(v, float) and "top1" in k}
+        writer.write_scalars(  # at the last step taken (early stopping: before total_steps)
+            steps_taken, {k: v for k, v in results.items() if isinstance(v, float) and "top1" in k}
         )
     finally:  # the event file is closed on every way out, errors included
         writer.close()
@@ -242,6 +241,22 @@ class _Loop:
             "data as well as the learning rate."
         )
 
+    def evaluate(self, state, epoch, step, features_of, history):
+        self.check_finite(state, step)
+        scores = self.task.evaluate(features_of(state), epoch)
+        self.writer.write_scalars(step, _logging.scalars(scores))
+        logging.info("epoch %d: %s", epoch, scores)
+        history.append(epoch, scores)
+
+    def make_up_evaluation(self, state, features_of, history):
+        """The epoch-end checkpoint is saved before that epoch's evaluation runs (the write
+        overlaps it): a run killed between the two resumes past an evaluation it never
+        recorded. Run it now, on the restored state, as the uninterrupted run did."""
+        epoch, index = divmod(self.start, max(1, self.task.steps_per_epoch))
+        recorded = any(e["epoch"] == epoch for e in history.entries)
+        if self.start and not index and self.task.evaluate_at(epoch) and not recorded:
+            self.evaluate(state, epoch, self.start, features_of, history)
+
     def run(self, state, train_step, key, features_of, history):
         cfg, task = self.config.train, self.task
         steps_per_epoch = task.steps_per_epoch
@@ -267,14 +282,13 @@ class _Loop:
                 self.flush(done)
                 self.check_finite(state, done)
             if done % cfg.checkpoint_every_steps == 0 or done == self.total or stop:
+                # the metrics logged so far end here too, so that a run resumed from this
+                # checkpoint averages the same windows of steps as an uninterrupted one
+                self.flush(done)
                 self.check_finite(state, done)
                 self.checkpointer.maybe_save(done, state, force=done == self.total or stop)
             if epoch_end and task.evaluate_at(epoch_done):
-                self.check_finite(state, done)
-                scores = task.evaluate(features_of(state), epoch_done)
-                self.writer.write_scalars(done, _logging.scalars(scores))
-                logging.info("epoch %d: %s", epoch_done, scores)
-                history.append(epoch_done, scores)
+                self.evaluate(state, epoch_done, done, features_of, history)
             if stop:
                 break
         return state

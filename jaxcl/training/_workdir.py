@@ -54,8 +54,10 @@ def save_config(config: ml_collections.ConfigDict, workdir: str) -> None:
 class EvalHistory:
     """The per-epoch evaluations of a run, in ``workdir/eval_history.json`` (process 0 writes).
 
-    On resume, the entries of epochs up to the restored one are kept, so the final results
-    (e.g. the mean over the last epochs' evaluations) are those of an uninterrupted run.
+    On resume, the entries of epochs up to the restored one are kept (and the file rewritten
+    without the later ones), so the final results (e.g. the mean over the last epochs'
+    evaluations) are those of an uninterrupted run; the trainer makes up the restored
+    epoch's own evaluation if a kill left it unrecorded.
     """
 
     def __init__(self, workdir: str, upto_epoch: int):
@@ -64,11 +66,16 @@ class EvalHistory:
         if self.path.exists():
             saved = json.loads(self.path.read_text())
             self.entries = [h for h in saved if h["epoch"] <= upto_epoch]
+            if len(self.entries) < len(saved):  # a killed run's later epochs: not this run's
+                self._write()
+
+    def _write(self) -> None:
+        if jax.process_index() == 0:
+            self.path.write_text(json.dumps(self.entries, indent=2))
 
     def append(self, epoch: int, scores: dict) -> None:
         self.entries.append({"epoch": epoch, **scores})
-        if jax.process_index() == 0:
-            self.path.write_text(json.dumps(self.entries, indent=2))
+        self._write()
 
 
 def write_json(path, value) -> None:
