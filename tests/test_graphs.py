@@ -190,6 +190,22 @@ def test_more_padding_anchors_pad_less_and_compile_more(data_dir):
     assert padding_budgets(ds, 32, anchors=(3, 1, 1)) == padding_budgets(ds, 32, anchors=(1, 3))
 
 
+def test_padding_budgets_with_a_negative_anchor_end_in_a_few_rungs():
+    # Skewed sizes and an anchor below the mean: its rung is 0 or negative, and growing by
+    # `growth` from it never reached the largest batch (the call hung); growth now starts
+    # from the mean batch's rung at least.
+    from jaxcl.data import Graph
+
+    def graph(n):
+        ring = np.arange(n)
+        return Graph(senders=ring, receivers=(ring + 1) % n, node_features=np.ones((n, 1)), label=0)
+
+    graphs = [graph(1)] * 20 + [graph(200)]
+    budgets = padding_budgets(graphs, 1, anchors=(-3.0,))
+    assert 1 < len(budgets) <= 16
+    assert budgets[-1].n_node >= 201 and budgets[-1].n_edge >= 200  # fits the largest
+
+
 def test_batcher_is_deterministic_and_covers_each_graph_once(data_dir):
     ds = _mutag(data_dir)
     batcher = GraphBatcher(ds, 32, seed=3)

@@ -65,7 +65,9 @@ def one_hot(index: np.ndarray, width: int) -> np.ndarray:
 
 def degree_features(degree: np.ndarray, max_degree: int | None) -> np.ndarray:
     """One-hot node degree, width ``max(degree) + 1``; with ``max_degree``, width
-    ``max_degree + 1`` and every degree ``>= max_degree`` in the last (cap) bucket."""
+    ``max_degree + 1`` and every degree ``>= max_degree`` in the last (cap) bucket. Called on
+    a whole data set, the width comes from all its graphs, test folds included (structure
+    only, no labels: GIN's ``degree_as_tag`` does the same)."""
     if max_degree is None:
         width = int(degree.max(initial=0)) + 1
     else:

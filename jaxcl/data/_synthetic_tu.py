@@ -65,8 +65,9 @@ def synthetic_tu(name: str, *, seed: int = 0, scale: float = 1.0) -> GraphDatase
     Args:
       name: ``'reddit_binary'`` or ``'coil_del'``.
       seed: the generator's seed; the same seed gives the same graphs.
-      scale: a fraction in ``(0, 1]`` of both the number of graphs and the mean graph size
-        (nodes and edges): ``scale=0.05`` gives REDDIT-BINARY 100 graphs of about 21 nodes,
+      scale: a fraction in ``(0, 1]`` of the number of graphs and, for REDDIT-BINARY, of the
+        mean graph size too (nodes and edges; COIL-DEL's graphs keep their size, see
+        above): ``scale=0.05`` gives REDDIT-BINARY 100 graphs of about 21 nodes,
         a smoke test of its config. It must leave at least 10 graphs per class (what 10-fold
         stratified cross-validation needs).
 

@@ -70,7 +70,8 @@ def kfold_linear_accuracy(
     Adam updates at a constant ``learning_rate`` on the other folds and is scored on the
     held-out fold, with no feature scaling and no model selection, as in DACL's released
     evaluation code (``logistic_classify``: 100 updates, Adam, learning rate 0.01). DACL picks
-    the learning rate from {1e-2, 1e-3, 1e-4}; call once per value.
+    the learning rate from {1e-2, 1e-3, 1e-4}; call once per value, and note that choosing
+    among them by this score selects on the test folds (jaxcl's configs fix the rate).
 
     All folds are trained by one compiled program: the fold's training rows enter as a
     ``[num_folds, n]`` weight mask and the training function is ``vmap``-ed over folds, so

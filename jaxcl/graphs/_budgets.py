@@ -88,12 +88,17 @@ def _ladder(nodes, edges, batch, anchors, growth, cap=None) -> list[tuple[float,
     # Padding needs one node of its own (jraph's padding graph); edges may pad by zero.
     top = (float(np.sort(nodes)[-batch:].sum() + 1), float(np.sort(edges)[-batch:].sum()))
     base = [(_anchor(nodes, batch, s) + 1, _anchor(edges, batch, s)) for s in anchors]
+    # Growth starts from the last anchor's rung, or from the mean batch's (and at least 1)
+    # where that is larger: a negative anchor's rung can be tiny or negative, and growing
+    # from it would take many rungs, or never reach the top.
+    mean = (_anchor(nodes, batch, 0.0) + 1, _anchor(edges, batch, 0.0))
+    start = tuple(max(x, m, 1.0) for x, m in zip(base[-1], mean, strict=True))
 
     def candidates():
         yield from base
         scale = growth
         while True:
-            yield tuple(x * scale for x in base[-1])
+            yield tuple(x * scale for x in start)
             scale *= growth
 
     rungs = []
