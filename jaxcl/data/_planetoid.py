@@ -11,7 +11,8 @@ Follows the preprocessing every paper's code inherits (Kipf's GCN ``load_data``,
   block is widened to ``max(test.index) - min(test.index) + 1`` rows, the missing ones
   zero: those nodes get all-zero features and label 0 (the argmax of a zero row), and are
   in no split mask (a random split over all nodes, as GRACE's protocol and PyG-based code
-  draw it, does place them, and k-means scores them: 15 of 3,327 nodes). The widening is applied whenever ``test.index`` is not a contiguous
+  draw it, does place them, and k-means scores them: 15 of 3,327 nodes). The widening is
+  applied whenever ``test.index`` is not a contiguous
   range, which for these files means Citeseer only;
 - edges from the ``graph`` adjacency dict, made undirected, deduplicated and without
   self-loops (PyG's ``edge_index_from_dict``): Cora 10,556 and Citeseer 9,104 directed
