@@ -291,6 +291,10 @@ def test_imix_queue_and_byol_argument_errors():
         losses.imix_byol_loss(zq, zk, lam=0.5, perm=jnp.array([4, 1, 2, 3]))
     with pytest.raises(ValueError, match="imix_byol_loss: `lam` must lie in"):
         losses.imix_byol_loss(zq, zk, lam=1.5, perm=perm)
+    # under jit, where perm cannot be checked, one past the end reads NaN (it was clamped)
+    traced = jax.jit(lambda perm: losses.imix_byol_loss(zq, zk, lam=0.5, perm=perm))
+    assert np.isnan(traced(jnp.array([4, 1, 2, 3])))
+    assert np.isfinite(traced(perm))
 
 
 def test_imix_with_lam_one_is_infonce():

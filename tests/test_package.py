@@ -64,8 +64,15 @@ def _readme_python_blocks() -> list[str]:
     return re.findall(r"```python\n(.*?)```", text, flags=re.S)
 
 
-def test_readme_has_python_examples():
+def test_readme_has_python_examples_and_no_fence_the_runner_would_miss():
     assert len(_readme_python_blocks()) >= 1
+    # Every opening fence names python (run below) or bash (the setup commands); a block
+    # fenced otherwise (```py, ```Python, indented) would be skipped without a word.
+    fences = re.findall(r"^([ \t]*)```(.*)$", (REPO / "README.md").read_text(), flags=re.M)
+    openings = fences[::2]
+    assert all(indent == "" for indent, _ in fences), fences
+    assert sorted({lang for _, lang in openings}) == ["bash", "python"], openings
+    assert sum(lang == "python" for _, lang in openings) == len(_readme_python_blocks())
 
 
 @pytest.mark.parametrize("index", range(len(_readme_python_blocks())))

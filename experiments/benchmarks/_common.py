@@ -436,7 +436,7 @@ def environment(packages: tuple[str, ...]) -> dict:
     from importlib import metadata
 
     env = {
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "commit": git_commit(),
     }
     env.update({name: metadata.version(name) for name in packages})

@@ -93,7 +93,7 @@ def machine() -> dict:
         "cpu_model": _common.cpu_model(),
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     }
 
 

@@ -80,7 +80,8 @@ def imix_npair_loss(
         Under ``axis_name`` it indexes this device's rows, since mixing happens per shard.
         Checked when concrete: an entry outside ``[0, batch)`` raises ``ValueError``. Under
         ``jit`` it cannot be checked, and the partner index into the (global) keys follows
-        JAX's gather: a negative index counts from the end, one past the end reads NaN.
+        JAX's gather: on one device a negative index counts from the end (under
+        ``axis_name`` it reads the previous device's rows), one past the end reads NaN.
       temperature: ``tau > 0``.
       negatives: optional ``[K, dim]`` extra keys (MoCo's queue), never positives. Inside
         ``shard_map`` pass the whole queue on every device (it is not gathered).
@@ -171,7 +172,10 @@ def imix_byol_loss(
         taken through them by BYOL; stop it before the call).
       lam: mixing coefficient in ``[0, 1]``: a scalar or ``[batch]`` (checked when concrete).
       perm: ``[batch]`` permutation used for mixing; under ``axis_name`` it indexes this
-        device's rows (mixing happens per shard), so no gather is needed.
+        device's rows (mixing happens per shard), so no gather is needed. Checked when
+        concrete; under ``jit`` an entry past the end reads NaN, so the loss is NaN rather
+        than silently clamped, and a negative one counts from the end (as in
+        :func:`imix_npair_loss`).
       axis_name: average over the global batch inside ``shard_map``.
 
     Returns:
@@ -198,7 +202,8 @@ def imix_byol_loss(
     )
     p, z = _common.l2_normalize(p), _common.l2_normalize(z)
     own = jnp.sum(p * z, axis=-1)
-    partner = jnp.sum(p * z[perm.astype(jnp.int32)], axis=-1)
+    partners = jnp.take(z, perm.astype(jnp.int32), axis=0, mode="fill", fill_value=jnp.nan)
+    partner = jnp.sum(p * partners, axis=-1)
     per_row = 2.0 - 2.0 * (lam * own + (1.0 - lam) * partner)
     total, count = _common.anchor_sum(per_row, None)
     return _common.global_mean(total, count, axis_name)

@@ -5,7 +5,10 @@ itself) and, in the paper's Algorithm 1, draws one coefficient for the whole bat
 then needs both ``lam`` and ``perm`` to build the virtual soft labels
 ``lam * onehot(i) + (1 - lam) * onehot(perm[i])``. The official code (kibok90/imix,
 ``builder.py``'s ``mixup``) instead draws one coefficient per sample and folds it to
-``max(lam, 1 - lam)``; ``imix_mixup(per_sample=True)`` does that.
+``max(lam, 1 - lam)``; ``imix_mixup(per_sample=True)`` does that. Its ``cutmix`` folds its
+coefficient the same way before drawing the box; ``cutmix`` here does not, so when
+``lam < 0.5`` the partner fills most of the image (the virtual labels use the area actually
+kept either way).
 
 How a key is used: ``imix_mixup`` splits it into (lambda, permutation) keys and ``cutmix``
 into (lambda, permutation, box centre) keys.
