@@ -180,12 +180,36 @@ def _exit_usage(message: str) -> None:
     sys.exit(USAGE_ERROR)
 
 
+def _num_processes() -> int:
+    """How many processes ``jax.distributed`` joined, without creating a backend
+    (``jax.process_count()`` would, before the trainer's backend flags are set); 1 when it
+    was not initialised (a one-host TPU VM initialises it with one process)."""
+    import jax
+
+    if not jax.distributed.is_initialized():
+        return 1
+    from jax._src import distributed  # no public accessor before a backend exists
+
+    return int(getattr(distributed.global_state, "num_processes", None) or 1)
+
+
 def main(argv):
     del argv  # _parse_flags refuses positional arguments
     logging.get_absl_handler().addFilter(_QuietLibraries())
     # Imported here so that `--help` answers without loading TensorFlow and JAX.
+    import jax
+
     from jaxcl import training
 
+    if not _WORKDIR.value:
+        # Before any backend exists (jax.distributed.initialize does not create one): each
+        # process of a multi-process run would otherwise write to a temporary folder of its own.
+        training.maybe_initialize_distributed()
+        if _num_processes() > 1:
+            _exit_usage(
+                "--workdir is needed when the run spans several processes (each would make a "
+                "temporary folder of its own): give one that every process reaches"
+            )
     workdir = _WORKDIR.value or tempfile.mkdtemp(prefix="jaxcl_")
     config = _CONFIG.value
     try:
@@ -206,7 +230,8 @@ def main(argv):
             training.run_variants(config, workdir)
         else:
             results = training.run_repeats(config, workdir)
-            print(training.format_table({config.method.name: results}), flush=True)
+            if jax.process_index() == 0:  # as run_variants prints its table
+                print(training.format_table({config.method.name: results}), flush=True)
     except training.ConfigError as err:  # found once the data is read (e.g. a missing folder)
         _exit_usage(str(err))
 

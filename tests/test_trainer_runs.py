@@ -212,6 +212,32 @@ def _run_two_processes(workdir, config, *flags):
     return outs
 
 
+def test_two_processes_without_a_workdir_are_refused(tmp_path):
+    # Each process would make a temporary folder of its own: a usage error on both.
+    port = _free_port()
+    cmd = [sys.executable, "-m", "jaxcl.main", f"--config={TINY}:dacl"]
+    procs = [
+        subprocess.Popen(
+            cmd,
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=_env(
+                devices=1,
+                JAX_COORDINATOR_ADDRESS=f"127.0.0.1:{port}",
+                JAX_NUM_PROCESSES=2,
+                JAX_PROCESS_ID=pid,
+            ),
+        )  # fmt: skip
+        for pid in range(2)
+    ]
+    for p in procs:
+        out = p.communicate(timeout=300)[0]
+        assert p.returncode == 2, out[-3000:]
+        assert "--workdir is needed when the run spans several processes" in out, out[-3000:]
+
+
 @pytest.mark.parametrize("kind", ["tabular", "graph"])
 def test_two_processes_of_four_devices_match_one_process_of_eight(tmp_path, kind):
     """The multi-host path: jax.distributed over two CPU processes, each feeding its own
@@ -223,6 +249,7 @@ def test_two_processes_of_four_devices_match_one_process_of_eight(tmp_path, kind
         config, flags = f"{GRAPH}:mutag,quick", [f"--config.data.data_dir={DATA}"]
     outs = _run_two_processes(tmp_path / "multi", config, *flags)
     assert "process 0 of 2, 4 local / 8 global devices" in outs[0]
+    assert ["| run | method" in out for out in outs] == [True, False]  # one results table
     single = _cli(tmp_path / "single", *flags, config=config)
     out, _ = single.communicate(timeout=600)
     assert single.returncode == 0, out[-3000:]

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 from flax import nnx
 
 from jaxcl import graphs, losses, mixers, models
-from jaxcl.methods._base import check_choice, register
+from jaxcl.methods._base import check_choice, check_range, register
 from jaxcl.methods._grace import GRACE
 from jaxcl.methods._mvgrl import MVGRL, MVGRLInputs
 from jaxcl.methods._windows import draw_windows, over_windows
@@ -225,17 +225,10 @@ class MVGRLMix(MVGRL):
         if hp.block_size < 0:
             raise ValueError(f"config.method.block_size = {hp.block_size!r}: expected >= 0")
         check_choice(self.name, "mix_at", hp.mix_at, MIX_AT)
-        if not hp.mix_temperature > 0:
-            raise ValueError(
-                f"config.method.mix_temperature = {hp.mix_temperature!r}: expected > 0"
-            )
+        check_range(self.name, hp, "mix_temperature", 0.0, low_open=True)
         if not 0.0 <= hp.mix_dropout < 1.0:
             raise ValueError(f"config.method.mix_dropout = {hp.mix_dropout!r}: expected [0, 1)")
-        if not -1.0 <= hp.threshold <= 1.0:
-            raise ValueError(
-                f"config.method.threshold = {hp.threshold!r}: expected a cosine in [-1, 1] "
-                "(-1: no threshold)"
-            )
+        check_range(self.name, hp, "threshold", -1.0, 1.0)  # a cosine; -1: no threshold
         depth = config.model.encoder_depth
         if hp.mix_at == "pre_activation" and depth != 1:
             raise ValueError(
