@@ -438,3 +438,42 @@ def _load_script(name: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def test_collapse_threshold_geometry_is_the_first_order_expansion_of_the_loss():
+    # pos / neg over the 'both' negative set, checked by brute force, and lam* is where the
+    # first-order loss lam * pos - neg / (2 tau) changes sign under shrinking the spread:
+    # exactly ESCo's (exact-kernel) loss slope at a nearly collapsed start.
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).parents[1] / "experiments/esco/collapse_threshold.py"
+    spec = importlib.util.spec_from_file_location("collapse_threshold", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    rng = np.random.default_rng(0)
+    centre = rng.normal(size=16)
+    a = centre + 0.01 * rng.normal(size=(40, 16))
+    b = a + 0.006 * rng.normal(size=(40, 16))
+    got = script.geometry(a, b, tau=1.0)
+    ua, ub = (x / np.linalg.norm(x, axis=1, keepdims=True) for x in (a, b))
+    d = lambda x, y: np.sum((x[:, None] - y[None]) ** 2, axis=-1)  # noqa: E731
+    off = ~np.eye(40, dtype=bool)
+    negs = [np.concatenate([d(x, y), d(x, x)[off].reshape(40, 39)], axis=1) for x, y in
+            ((ua, ub), (ub, ua))]  # fmt: skip
+    assert got["pos"] == pytest.approx(np.mean(np.sum((ua - ub) ** 2, 1)), rel=1e-9)
+    assert got["neg"] == pytest.approx(np.mean([n.mean() for n in negs]), rel=1e-9)
+    assert got["lam_star"] == pytest.approx(got["neg"] / (2 * got["pos"]), rel=1e-9)
+
+    def loss(scale, lam):  # ESCo's exact loss, 'both' negatives, symmetrised, tau = 1
+        xa = ua.mean(0) + scale * (ua - ua.mean(0))
+        xb = ua.mean(0) + scale * (ub - ua.mean(0))
+        terms = []
+        for x, y in ((xa, xb), (xb, xa)):
+            n = np.concatenate([d(x, y), d(x, x)[off].reshape(40, 39)], axis=1)
+            terms.append(np.mean(lam * np.sum((x - y) ** 2, 1) + np.log(np.exp(-n / 2).sum(1))))
+        return np.mean(terms)
+
+    lam_star = got["lam_star"]
+    for lam, shrinks in ((0.9 * lam_star, False), (1.1 * lam_star, True)):
+        assert (loss(0.9, lam) < loss(1.0, lam)) == shrinks, lam
