@@ -59,8 +59,8 @@ STEPS = (
 def table(runs: list[dict]) -> dict:
     """``{probe: {'rows': {method: ...}, 'steps': [...]}}``; one data set and one epoch count
     for all runs, and a (method, seed, probe) given twice is an error."""
-    for key in ("data", "epochs"):
-        values = sorted({r[key] for r in runs})
+    for key in ("data", "epochs"):  # (No-Pretraining trains 0 epochs beside any count)
+        values = sorted({r[key] for r in runs if key == "data" or r["method"] != "none"})
         if len(values) > 1:
             raise SystemExit(f"--runs mix {key} {values}: table one at a time")
     by_probe: dict[str, dict[str, dict[int, dict]]] = {}

@@ -78,7 +78,7 @@ def read_run(workdir: str, labels: dict | None = None) -> dict:
         "workdir": workdir,
         "method": method,
         "seed": int(config["seed"]),
-        "epochs": int(config["train"]["epochs"]),
+        "epochs": int(config.get("train", {}).get("epochs", 0)),  # 0: no pretraining
         "data": config["data"]["name"],
         "probe": _probe(config),
         **{m: 100.0 * float(results[m]) for m in METRICS},
