@@ -180,17 +180,25 @@ def _exit_usage(message: str) -> None:
     sys.exit(USAGE_ERROR)
 
 
-def _num_processes() -> int:
-    """How many processes ``jax.distributed`` joined, without creating a backend
-    (``jax.process_count()`` would, before the trainer's backend flags are set); 1 when it
-    was not initialised (a one-host TPU VM initialises it with one process)."""
-    import jax
+def _processes_from_env() -> int:
+    """How many processes the launcher started, read from the variables JAX's own cluster
+    detection reads (``jaxcl.training.maybe_initialize_distributed``), without initialising
+    anything: JAX's backends must not exist before the trainer's host settings."""
+    env = os.environ
 
-    if not jax.distributed.is_initialized():
-        return 1
-    from jax._src import distributed  # no public accessor before a backend exists
+    def count(name: str) -> int:
+        try:
+            return int(env.get(name, "1"))
+        except ValueError:
+            return 1
 
-    return int(getattr(distributed.global_state, "num_processes", None) or 1)
+    hosts = [h for h in env.get("TPU_WORKER_HOSTNAMES", "").split(",") if h.strip()]
+    return max(
+        count("JAX_NUM_PROCESSES") if "JAX_COORDINATOR_ADDRESS" in env else 1,
+        count("SLURM_NTASKS") if "SLURM_JOB_ID" in env else 1,
+        count("OMPI_COMM_WORLD_SIZE"),
+        len(hosts),
+    )
 
 
 def main(argv):
@@ -201,15 +209,11 @@ def main(argv):
 
     from jaxcl import training
 
-    if not _WORKDIR.value:
-        # Before any backend exists (jax.distributed.initialize does not create one): each
-        # process of a multi-process run would otherwise write to a temporary folder of its own.
-        training.maybe_initialize_distributed()
-        if _num_processes() > 1:
-            _exit_usage(
-                "--workdir is needed when the run spans several processes (each would make a "
-                "temporary folder of its own): give one that every process reaches"
-            )
+    if not _WORKDIR.value and _processes_from_env() > 1:
+        _exit_usage(
+            "--workdir is needed when the run spans several processes (each would make a "
+            "temporary folder of its own): give one that every process reaches"
+        )
     workdir = _WORKDIR.value or tempfile.mkdtemp(prefix="jaxcl_")
     config = _CONFIG.value
     try:

@@ -82,8 +82,9 @@ def test_gradient_in_the_temperature(fn):
 @pytest.mark.parametrize("fn", [losses.infonce, losses.nt_xent])
 def test_float64_switched_on_changes_nothing_and_float64_inputs_work(fn):
     # With x64 on, float32 views stay float32 (the scans' carries take the views' dtype), and
-    # float64 views are computed in float32 as documented: both give the dense path's value
-    # and gradients (before, the scans' carries mixed float32 and float64 and failed).
+    # float64 views are computed in float64 (the value returned in float32, as every loss):
+    # both give the dense path's value and gradients (before, the scans' carries mixed
+    # float32 and float64 and failed).
     za, zb = _views()
 
     def value_and_grads(a, b, block):
@@ -98,9 +99,9 @@ def test_float64_switched_on_changes_nothing_and_float64_inputs_work(fn):
         assert float(got) == pytest.approx(float(want), rel=1e-5)
         for g, w in zip(grads, want_grads, strict=True):
             np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
-        a64, b64 = (jnp.asarray(x, jnp.float64) for x in (za, zb))  # computed in float32
+        a64, b64 = (jnp.asarray(x, jnp.float64) for x in (za, zb))
         got64, grads64 = value_and_grads(a64, b64, 8)
-        assert got64.dtype == jnp.float32
+        assert got64.dtype == jnp.float32 and grads64[0].dtype == jnp.float64
         assert float(got64) == pytest.approx(float(want), rel=1e-5)
         for g, w in zip(grads64, want_grads, strict=True):
             np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)

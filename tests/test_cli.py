@@ -122,3 +122,28 @@ def test_a_workdir_below_a_file_or_that_cannot_be_made_is_a_usage_error(tmp_path
     assert proc.returncode == 2, proc.stderr[-3000:]
     (line,) = proc.stderr.strip().splitlines()
     assert line.startswith("jaxcl.main: error: --workdir=/proc/jaxcl_no_such_run: cannot be made")
+
+
+@pytest.mark.parametrize(
+    ("env", "processes"),
+    [
+        ({}, 1),
+        ({"JAX_COORDINATOR_ADDRESS": "h:1234", "JAX_NUM_PROCESSES": "4"}, 4),
+        ({"JAX_NUM_PROCESSES": "4"}, 1),  # without a coordinator JAX does not use it
+        ({"SLURM_JOB_ID": "7", "SLURM_NTASKS": "2"}, 2),
+        ({"OMPI_COMM_WORLD_SIZE": "3"}, 3),
+        ({"TPU_WORKER_HOSTNAMES": "t0,t1,t2,t3"}, 4),
+        ({"TPU_WORKER_HOSTNAMES": "localhost"}, 1),  # a one-host TPU VM
+    ],
+)
+def test_processes_are_counted_from_the_launchers_variables(monkeypatch, env, processes):
+    # Read without initialising jax.distributed (which would create JAX's backends before
+    # the trainer's host settings); used to refuse a multi-process run without --workdir.
+    from jaxcl import main
+
+    for name in ("JAX_COORDINATOR_ADDRESS", "JAX_NUM_PROCESSES", "SLURM_JOB_ID",
+                 "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "TPU_WORKER_HOSTNAMES"):  # fmt: skip
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert main._processes_from_env() == processes

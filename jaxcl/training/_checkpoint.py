@@ -101,11 +101,14 @@ def save_for_inspection(workdir: str, step: int, state) -> str:
     """Writes ``state`` to ``workdir/nonfinite_step_<step>``, apart from the rotating ones.
 
     Used when step ``step`` produced a non-finite loss: the regular checkpoints (the last good
-    states) are left as they are, and this one holds the state whose batch failed. Steps
-    after a failure change nothing but the step count, which is set back to ``step`` (and
-    the failure mark cleared), so that running the train step on this state with step
-    ``step``'s batch replays the failing step with its own random key. The arrays are saved
-    as they lie (orbax writes arrays sharded over several processes' devices).
+    states) are left as they are, and this one holds the state whose batch failed. No update
+    is applied after a failure, so its parameters, optimiser and model state and ``extra``
+    are those the failing step started from; the step count, which went on counting, is set
+    back to ``step`` and the failure mark cleared, so that running the train step on this
+    state with step ``step``'s batch replays the failing step (its loss and gradients) with
+    its own random key. (``last_loss`` and early stopping's bookkeeping are as at the stop.)
+    The arrays are saved as they lie (orbax writes arrays sharded over several processes'
+    devices).
     """
     path = _root(workdir) / f"nonfinite_step_{step}"
     replay = dataclasses.replace(

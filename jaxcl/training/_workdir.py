@@ -70,8 +70,11 @@ class EvalHistory:
                 self._write()
 
     def _write(self) -> None:
+        # Atomically (a new file renamed over the old): other processes may be reading it.
         if jax.process_index() == 0:
-            self.path.write_text(json.dumps(self.entries, indent=2))
+            partial = self.path.parent / (self.path.name + ".partial")
+            partial.write_text(json.dumps(self.entries, indent=2))
+            partial.replace(self.path)
 
     def append(self, epoch: int, scores: dict) -> None:
         self.entries.append({"epoch": epoch, **scores})
