@@ -85,20 +85,9 @@ def table(runs: list[dict]) -> dict:
 
 
 def render(result: dict) -> str:
-    fmt = _SHARED.fmt
     lines = []
     for probe, t in result.items():
-        lines += [
-            f"\nlinear probe: {probe}",
-            "| row | linear top-1 | kNN top-1 | per seed (linear) | seeds |",
-            "|---|---|---|---|---|",
-        ]
-        for method, r in t["rows"].items():
-            per = " / ".join(f"{v:.2f}" for v in r["test_top1"])
-            lines.append(
-                f"| {LABELS[method]} | {fmt(r['test_top1_summary'])} | "
-                f"{fmt(r['knn_top1_summary'])} | {per} | {', '.join(map(str, r['seeds']))} |"
-            )
+        lines += _SHARED.row_lines(f"linear probe: {probe}", t["rows"], LABELS, digits=2)
         for s in t["steps"]:
             per = " / ".join(f"{v:+.2f}" for v in s["test_top1"])
             knn = " / ".join(f"{v:+.2f}" for v in s["knn_top1"])

@@ -199,20 +199,26 @@ def fmt(s: dict) -> str:
     return f"{s['mean']:.1f}" + (f" ± {s['std']:.1f}" if s["std"] is not None else "")
 
 
+def row_lines(title: str, rows: dict, labels: dict, digits: int = 1) -> list[str]:
+    """A title line and a Markdown table of ``rows`` (as :func:`summarise` gives them)."""
+    lines = [
+        f"\n{title}",
+        "| row | linear top-1 | kNN top-1 | per seed (linear) | seeds |",
+        "|---|---|---|---|---|",
+    ]
+    for method, r in rows.items():
+        per = " / ".join(f"{v:.{digits}f}" for v in r["test_top1"])
+        lines.append(
+            f"| {labels[method]} | {fmt(r['test_top1_summary'])} | "
+            f"{fmt(r['knn_top1_summary'])} | {per} | {', '.join(map(str, r['seeds']))} |"
+        )
+    return lines
+
+
 def render(result: dict) -> str:
     lines = []
     for epochs, t in result.items():
-        lines += [
-            f"\n{epochs} epochs",
-            "| row | linear top-1 | kNN top-1 | per seed (linear) | seeds |",
-            "|---|---|---|---|---|",
-        ]
-        for method, r in t["rows"].items():
-            per = " / ".join(f"{v:.1f}" for v in r["test_top1"])
-            lines.append(
-                f"| {LABELS[method]} | {fmt(r['test_top1_summary'])} | "
-                f"{fmt(r['knn_top1_summary'])} | {per} | {', '.join(map(str, r['seeds']))} |"
-            )
+        lines += row_lines(f"{epochs} epochs", t["rows"], LABELS)
         for mix, g in t["gaps"].items():
             per = " / ".join(f"{v:+.1f}" for v in g["test_top1"])
             knn = " / ".join(f"{v:+.1f}" for v in g["knn_top1"])
