@@ -98,8 +98,14 @@ def render(result: dict) -> str:
     return "\n".join(lines)
 
 
+def _short(probe: str) -> str:
+    """The probe's settings that differ between the measured rows and SimCLR's."""
+    keep = [p for p in probe.split(", ") if p.split("=")[0] in ("trust_ratio", "standardize")]
+    return "probe: " + (", ".join(keep) or probe)
+
+
 def plot(result: dict, path: str) -> None:
-    _SHARED.plot(result, path, LABELS, title=lambda probe: f"DACL Table 2's rows, probe: {probe}")
+    _SHARED.plot(result, path, LABELS, title=_short)
 
 
 def main(argv=None) -> None:
