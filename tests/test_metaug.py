@@ -465,8 +465,8 @@ def test_contrast_sets_pair_every_view_with_batch_and_queue_negatives():
         ("decay", 6.0, r"config.method.decay = 6.0 .* acts only on .*'weighted'"),  # quadratic
         ("crop_min_scale", 0.0, "config.method.crop_min_scale"),
         ("margin", 0.3, r"config.method.margin = 0.3 .* acts only on .*'margin'"),  # quadratic
-        ("gamma", -0.1, r"config.method.gamma = -0.1: expected >= 0"),
-        ("decay", 0.0, r"config.method.decay = 0.0: expected > 0"),
+        ("gamma", -0.1, r"config.method.gamma = -0.1: expected a number in \[0.0, inf\)"),
+        ("decay", 0.0, r"config.method.decay = 0.0: expected a number in \(0.0, inf\)"),
     ],
 )
 def test_bad_hyperparameters_are_named(key, value, match):

@@ -19,7 +19,6 @@ per probe, each run a mark (linear probe and kNN) and its row's mean a bar.
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import os
@@ -109,18 +108,9 @@ def plot(result: dict, path: str) -> None:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", nargs="+", default=[], help="finished runs' workdirs")
-    parser.add_argument(
-        "--records", nargs="+", default=[], help="JSON files of earlier tables: their runs"
-    )
-    parser.add_argument("--tag", default="", help="suffix of the output files' names")
-    parser.add_argument("--out-dir", default=os.path.join(HERE, "results"))
+    parser = _SHARED.table_arguments(__doc__.split("\n\n")[0], os.path.join(HERE, "results"))
     args = parser.parse_args(argv)
-    if not args.runs and not args.records:
-        parser.error("give finished runs' workdirs (--runs) or earlier tables (--records)")
-    runs = [_SHARED.read_run(w, LABELS) for w in args.runs]
-    runs += [r for p in args.records for r in _SHARED.read_records(p, LABELS)]
+    runs = _SHARED.runs_of(parser, args, LABELS)
     result = table(runs)
     print(render(result))
     os.makedirs(args.out_dir, exist_ok=True)

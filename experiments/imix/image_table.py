@@ -263,19 +263,31 @@ def plot(result: dict, path: str, labels: dict | None = None, title=None) -> Non
     plt.close(fig)
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def table_arguments(description: str, out_dir: str) -> argparse.ArgumentParser:
+    """The arguments a table script takes: ``--runs``, ``--records``, ``--tag``, ``--out-dir``."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--runs", nargs="+", default=[], help="finished runs' workdirs")
     parser.add_argument(
         "--records", nargs="+", default=[], help="JSON files of earlier tables: their runs"
     )
     parser.add_argument("--tag", default="", help="suffix of the output files' names")
-    parser.add_argument("--name", default="image_table", help="the output files' name")
-    parser.add_argument("--out-dir", default=os.path.join(HERE, "results"))
-    args = parser.parse_args(argv)
+    parser.add_argument("--out-dir", default=out_dir)
+    return parser
+
+
+def runs_of(parser, args, labels: dict | None = None) -> list[dict]:
+    """The runs ``--runs`` and ``--records`` name (methods among ``labels``)."""
     if not args.runs and not args.records:
         parser.error("give finished runs' workdirs (--runs) or earlier tables (--records)")
-    runs = [read_run(w) for w in args.runs] + [r for p in args.records for r in read_records(p)]
+    runs = [read_run(w, labels) for w in args.runs]
+    return runs + [r for p in args.records for r in read_records(p, labels)]
+
+
+def main(argv=None) -> None:
+    parser = table_arguments(__doc__.split("\n\n")[0], os.path.join(HERE, "results"))
+    parser.add_argument("--name", default="image_table", help="the output files' name")
+    args = parser.parse_args(argv)
+    runs = runs_of(parser, args)
     result = table(runs)
     print(f"linear probe: {runs[0]['probe']}")
     print(render(result))

@@ -57,7 +57,7 @@ import optax
 from flax import nnx
 
 from jaxcl import losses, models, optim
-from jaxcl.methods._base import Method, build_encoder, check_choice, register
+from jaxcl.methods._base import Method, build_encoder, check_choice, check_range, register
 from jaxcl.methods._images import whole_images
 from jaxcl.methods._multiview import VIEWS, cmc_views, contrast_sets, split_views
 from jaxcl.methods._queue import enqueue, queue_filled, queue_init, queue_mask, queue_specs
@@ -162,8 +162,7 @@ class MetAugOUCL(SplitViewsMethod):
         check_choice(self.name, "oucl", self.hp.oucl, OUCL_FORMS)
         if self.hp.beta <= 0:
             raise ValueError(f"config.method.beta = {self.hp.beta!r}: expected > 0")
-        if self.hp.decay <= 0:
-            raise ValueError(f"config.method.decay = {self.hp.decay!r}: expected > 0")
+        check_range(self.name, self.hp, "decay", 0.0, low_open=True)
         if self.hp.decay != 1.0 and self.hp.oucl != "weighted":
             # phi_dec lives in Eq. 9's weighting factors only; Eq. 8 and Eq. 10 have none.
             raise ValueError(
@@ -177,10 +176,8 @@ class MetAugOUCL(SplitViewsMethod):
                 f"config.method.oucl = 'margin', not on {self.hp.oucl!r}, which would ignore "
                 "it: set oucl='margin' or leave margin at 0.0"
             )
-        if self.hp.oucl != "margin" and self.hp.gamma < 0:
-            raise ValueError(  # Eq. 10 is Eq. 9 with O+ = 1 + gamma, O- = -gamma: gamma >= 0
-                f"config.method.gamma = {self.hp.gamma!r}: expected >= 0 (oucl={self.hp.oucl!r})"
-            )
+        if self.hp.oucl != "margin":  # Eq. 10 is Eq. 9 with O+ = 1 + gamma, O- = -gamma
+            check_range(self.name, self.hp, "gamma", 0.0)
         if isinstance(self.hp.queue_size, bool) or self.hp.queue_size < 1:
             raise ValueError(
                 f"config.method.queue_size = {self.hp.queue_size!r}: expected an int >= 1"
