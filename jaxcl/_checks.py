@@ -123,6 +123,20 @@ def nonnegative(fn: str, name: str, value) -> None:
         fail(fn, f"`{name}` must be a finite number >= 0, got {_show(value)}")
 
 
+def is_real(value) -> bool:
+    """Whether ``value`` is a finite real scalar (Python or NumPy), not a bool."""
+    return (
+        isinstance(value, numbers.Real)
+        and not isinstance(value, bool | np.bool_)
+        and bool(np.isfinite(value))
+    )
+
+
+def is_integer(value) -> bool:
+    """Whether ``value`` is an integer scalar (Python or NumPy), not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_)
+
+
 def positive_int(fn: str, name: str, value) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
         fail(fn, f"`{name}` must be a positive integer, got {value!r}")

@@ -174,6 +174,10 @@ def test_gin_ptc_without_its_hydrogens_has_tu_ptc_mr_counts(data_dir):
         assert b.senders.max(initial=-1) < b.num_nodes
     with pytest.raises(ValueError, match=r"`column` must lie in \[0, 19\), got 19"):
         drop_tagged_nodes(ptc, 19)
+    for bad in (True, 1.5, "1"):
+        with pytest.raises(ValueError, match=r"`column` must lie in \[0, 19\)"):
+            drop_tagged_nodes(ptc, bad)
+    assert drop_tagged_nodes(ptc, np.int64(16)).num_nodes == mr.num_nodes
     with pytest.raises(ValueError, match="every node of graph 0 has tag 0"):
         drop_tagged_nodes(_gin(data_dir, "IMDBBINARY", node_features="constant"), 0)
     with pytest.raises(ValueError, match="graph 0 has node features that are not one-hot"):
@@ -465,6 +469,8 @@ def test_synthetic_planetoid_scale_shrinks_nodes_and_edges_and_keeps_the_rest():
     for bad in (0, 1.5, -0.1, True, "0.5"):
         with pytest.raises(ValueError, match=r"`scale` must be a number in \(0, 1\]"):
             synthetic_planetoid("cora", scale=bad)
+    # A NumPy scale is a number like a Python one.
+    assert synthetic_planetoid("cora", scale=np.float32(0.06)).num_nodes == 162
     with pytest.raises(ValueError, match="`scale` = 0.01 gives cora 27 nodes, fewer than the 142"):
         synthetic_planetoid("cora", scale=0.01)
 
@@ -547,6 +553,17 @@ def test_graph_types_validate_and_are_read_only():
     m = np.array([True, False])
     with pytest.raises(ValueError, match="`labels` has 3 entries"):
         NodeDataset("toy", [0], [1], np.eye(2), [0, 1, 1], 2, m, m, m)
+    # Class ids outside [0, num_classes) are refused when the data set is built, not after
+    # pretraining, when the classifier first meets them.
+    for labels in ([0, 5], [-4, 1]):
+        with pytest.raises(ValueError, match=r"`labels` must lie in \[0, 2\) \(num_classes=2\)"):
+            NodeDataset("toy", [0, 1], [1, 0], np.eye(2), labels, 2, m, ~m, ~m)
+    # A node id past int32 is refused rather than wrapped into a valid id (2**32 -> 0).
+    for ids in ([2**32, 1], [-(2**31) - 1, 1]):
+        with pytest.raises(ValueError, match="`senders` must hold values that fit int32"):
+            Graph(senders=ids, receivers=[1, 0], node_features=np.eye(2), label=0)
+    with pytest.raises(ValueError, match="`labels` must hold values that fit int32"):
+        NodeDataset("toy", [0, 1], [1, 0], np.eye(2), [2**32, 1], 2, m, ~m, ~m)
 
 
 def test_loader_argument_errors(data_dir):
@@ -646,6 +663,9 @@ def test_gin_missing(tmp_path):
         load_gin(tmp_path, "MUTAG")
     with pytest.raises(FileNotFoundError, match="GIN data directory not found: .*nowhere"):
         load_gin(tmp_path / "nowhere", "MUTAG")
+    # A file path that does not exist is a missing file, not a directory without a name.
+    with pytest.raises(FileNotFoundError, match="GIN data file not found: .*nope.MUTAG.txt"):
+        load_gin(tmp_path / "nope" / "MUTAG.txt")
 
 
 TU_OK = {

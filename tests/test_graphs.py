@@ -159,6 +159,10 @@ def test_padding_budgets_ladder(data_dir):
         select_budget(ladder, ladder[-1].n_node, 0, 1)  # no room for the padding node
     with pytest.raises(ValueError, match="growth"):
         padding_budgets(ds, 32, growth=1.0)
+    # NumPy scalars are numbers like any other (they used to be refused as "not an int").
+    assert padding_budgets(ds, np.int64(32), growth=np.float32(1.5), multiple=np.int32(8)) == (
+        padding_budgets(ds, 32, growth=1.5, multiple=8)
+    )
     for bad in [(), (1.0, float("inf")), ("a",), 2.0]:
         with pytest.raises(ValueError, match="`anchors` must be a non-empty sequence"):
             padding_budgets(ds, 32, anchors=bad)
@@ -222,6 +226,15 @@ def test_batcher_is_deterministic_and_covers_each_graph_once(data_dir):
     np.testing.assert_array_equal(labels, ds.labels[order])
     dropped = GraphBatcher(ds, 32, seed=3, drop_remainder=True)
     assert len(dropped) == 5 and len(list(dropped.epoch(0))) == 5
+    # Seeds and epochs are checked where they are given, naming the argument.
+    with pytest.raises(ValueError, match="`seed` must be an int >= 0, got -1"):
+        GraphBatcher(ds, 32, seed=-1)
+    for bad in (-1, 1.5):
+        with pytest.raises(ValueError, match="`epoch` must be an int >= 0"):
+            batcher.order(bad)
+    np.testing.assert_array_equal(
+        GraphBatcher(ds, np.int64(32), seed=np.int64(3)).order(np.int64(1)), batcher.order(1)
+    )
 
 
 def test_an_epoch_of_mutag_compiles_once_per_budget(data_dir):
@@ -353,6 +366,30 @@ def test_ppr_exact_matches_a_numpy_inverse():
         np.testing.assert_allclose(
             np.sort(top.weights[top.receivers == i])[::-1], np.sort(want[i])[::-1][:4], rtol=1e-6
         )
+
+
+def test_ppr_arguments_are_checked_and_numpy_scalars_accepted():
+    g = _random_graph(np.random.default_rng(4), 30, p=0.15)
+    args = (g.senders, g.receivers, 30)
+    want = ppr_diffusion(*args, alpha=0.2, eps=1e-3, top_k=4, method="sparse")
+    got = ppr_diffusion(
+        *args,
+        alpha=np.float32(0.2),
+        eps=np.float64(1e-3),
+        top_k=np.int64(4),
+        method="sparse",
+        max_iterations=np.int32(200),
+    )
+    np.testing.assert_allclose(got.weights, want.weights, rtol=1e-6)
+    # Zero terms of the series used to give an empty diffusion without a word.
+    for bad in (0, -3, 2.5, True):
+        with pytest.raises(ValueError, match="`max_iterations` must be a positive int"):
+            ppr_diffusion(*args, eps=1e-3, method="sparse", max_iterations=bad)
+    for name, bad in (("alpha", 0.0), ("alpha", True), ("eps", -1.0), ("eps", np.inf)):
+        with pytest.raises(ValueError, match=f"`{name}`"):
+            ppr_diffusion(*args, **{name: bad})
+    with pytest.raises(ValueError, match="`top_k` must be a positive int or None"):
+        ppr_diffusion(*args, top_k=np.float32(2.0))
 
 
 def test_sparse_ppr_is_close_to_exact_on_cora(data_dir):

@@ -108,6 +108,9 @@ def test_missing_data_message(tmp_path):
     message = str(info.value)
     assert "`cifar10` is not prepared" in message and str(tmp_path) in message
     assert "tfds build cifar10 --file_format=array_record" in message
+    # A versioned name keeps its data set's own hint.
+    with pytest.raises(FileNotFoundError, match="downloads/manual"):
+        open_images("imagenet2012:5.1.0", "validation", tmp_path)
 
 
 def test_bad_arguments_are_named(tmp_path):
@@ -162,6 +165,23 @@ def test_host_crop_shapes_and_reproducibility():
     assert centre.shape == (16, 16, 3)
     gray = HostCrop(8, views=1)(image[..., :1], np.random.default_rng(0))
     assert gray.shape == (1, 8, 8, 1)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"size": 0}, "`size` must be an int >= 1"),
+        ({"size": 16.0}, "`size` must be an int >= 1"),
+        ({"views": -1}, "`views` must be an int >= 0"),
+        ({"scale": (1.0, 0.08)}, r"`scale` must be \(low, high\) with 0 < low <= high <= 1"),
+        ({"scale": (0.08, 1.5)}, "`scale` must be"),
+        ({"ratio": (0.0, 4 / 3)}, r"`ratio` must be \(low, high\) with 0 < low <= high,"),
+        ({"ratio": 1.0}, "`ratio` must be"),
+    ],
+)
+def test_host_crop_arguments_are_named(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        HostCrop(**{"size": 16, **kwargs})
 
 
 def test_host_crop_of_a_whole_constant_image_is_constant():

@@ -34,6 +34,8 @@ def _resolve(root_or_file: str | os.PathLike, name: str | None) -> tuple[Path, s
     path = Path(root_or_file)
     if path.is_file():
         return path, name if name is not None else path.stem
+    if name is None and not path.exists():
+        raise missing(path, "GIN data file", "gin", path.stem)
     if name is None:
         raise ValueError(
             f"load_gin: `name` is required when `root_or_file` is a directory, got {str(path)!r}"

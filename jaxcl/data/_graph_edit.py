@@ -40,7 +40,7 @@ def drop_tagged_nodes(dataset: GraphDataset, column: int) -> GraphDataset:
       (1, 0, 1)
     """
     fn = "drop_tagged_nodes"
-    if not 0 <= column < dataset.num_features:
+    if not (_checks.is_integer(column) and 0 <= column < dataset.num_features):
         raise ValueError(f"{fn}: `column` must lie in [0, {dataset.num_features}), got {column!r}")
     graphs = []
     for i, g in enumerate(dataset.graphs):

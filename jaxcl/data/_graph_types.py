@@ -1,10 +1,12 @@
 """In-memory form of graph data sets: host-side NumPy, shared by every reader.
 
 Edges are directed pairs ``(senders[k], receivers[k])``; an undirected edge is stored in
-both directions, each pair once, sorted by sender then receiver, and the readers drop
-self-loops (as PyG's TU and Planetoid readers do). Arrays are read-only views, so a
-data set shared between pipelines cannot be changed by one of them by accident; copy an
-array (``np.array(x)``) to modify it.
+both directions. The files' readers store each pair once, sorted by sender then receiver, and
+drop self-loops (as PyG's TU and Planetoid readers do); that order is theirs, not a property
+every ``Graph`` or ``NodeDataset`` has (``ppr_dataset``'s diffusion graphs hold self-loops,
+and nothing downstream relies on the order: batching sorts edges by receiver). Arrays are
+read-only views, so a data set shared between pipelines cannot be changed by one of them by
+accident; copy an array (``np.array(x)``) to modify it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,15 @@ def _frozen(name: str, value, dtype, ndim: int) -> np.ndarray:
         raise ValueError(f"`{name}` must have rank {ndim}, got shape {arr.shape}")
     if arr.size and not np.can_cast(arr.dtype, dtype, casting="same_kind"):
         raise ValueError(f"`{name}` must hold {np.dtype(dtype).name} values, got {arr.dtype}")
+    if arr.size and np.issubdtype(dtype, np.integer) and arr.dtype != dtype:
+        # A wider integer would wrap around in the cast (2**32 -> 0) into a valid-looking id.
+        info = np.iinfo(dtype)
+        low, high = arr.min(), arr.max()
+        if low < info.min or high > info.max:
+            raise ValueError(
+                f"`{name}` must hold values that fit {np.dtype(dtype).name} "
+                f"([{info.min}, {info.max}]), got values {low}..{high}"
+            )
     arr = arr.astype(dtype, copy=False).view()
     arr.flags.writeable = False
     return arr
@@ -206,6 +217,11 @@ class NodeDataset:
                 )
             if y.size and not np.isin(y, (0, 1)).all():
                 raise ValueError("multi-label `labels` must hold only 0 and 1")
+        elif y.size and (y.min() < 0 or y.max() >= self.num_classes):
+            raise ValueError(
+                f"`labels` must lie in [0, {self.num_classes}) (num_classes="
+                f"{self.num_classes}), got values {y.min()}..{y.max()}"
+            )
         fields = {"node_features": x, "senders": s, "receivers": r, "labels": y}
         for name in ("train_mask", "val_mask", "test_mask"):
             fields[name] = _frozen(name, getattr(self, name), np.bool_, 1)

@@ -4,8 +4,11 @@ centre crop for evaluation, with Pillow, seeded per example."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
+
+from jaxcl._checks import is_integer, is_real
 
 
 def crop_box_np(rng: np.random.Generator, height: int, width: int, scale, ratio):
@@ -46,6 +49,26 @@ class HostCrop:
     views: int = 2
     scale: tuple = (0.08, 1.0)
     ratio: tuple = (3 / 4, 4 / 3)
+
+    def __post_init__(self):
+        if not (is_integer(self.size) and self.size >= 1):
+            raise ValueError(f"HostCrop: `size` must be an int >= 1, got {self.size!r}")
+        if not (is_integer(self.views) and self.views >= 0):
+            raise ValueError(
+                f"HostCrop: `views` must be an int >= 0 (0: evaluation crop), got {self.views!r}"
+            )
+        for name, value, high in (("scale", self.scale, 1.0), ("ratio", self.ratio, math.inf)):
+            ok = (
+                isinstance(value, tuple | list)
+                and len(value) == 2
+                and all(is_real(v) for v in value)
+                and 0 < value[0] <= value[1] <= high
+            )
+            if not ok:
+                raise ValueError(
+                    f"HostCrop: `{name}` must be (low, high) with 0 < low <= high"
+                    f"{' <= 1' if high == 1.0 else ''}, got {value!r}"
+                )
 
     def __call__(self, image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         import PIL.Image

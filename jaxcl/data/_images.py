@@ -41,12 +41,13 @@ def not_prepared_error(fn: str, name: str, data_dir) -> FileNotFoundError:
         else "tfds's default (TFDS_DATA_DIR or ~/tensorflow_datasets)"
     )
     extra = ""
-    if name == "fashion_mnist":
+    base = name.split(":")[0]
+    if base == "fashion_mnist":
         extra = (
             " Fashion-MNIST can also be prepared offline from its idx files (Debian package "
             "dataset-fashion-mnist): jaxcl.data.prepare_fashion_mnist(data_dir)."
         )
-    if name == "imagenet2012":
+    if base == "imagenet2012":
         extra = (
             " ImageNet needs ILSVRC2012_img_train.tar and ILSVRC2012_img_val.tar in "
             "<data_dir>/downloads/manual first (tfds cannot download it)."

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from jaxcl._checks import is_real
 from jaxcl.data._graph_build import undirected_edges
 from jaxcl.data._graph_io import GraphFormatError, require_file
 from jaxcl.data._graph_types import NodeDataset
@@ -181,7 +182,7 @@ def synthetic_ppi(*, seed: int = 0, scale: float = 1.0) -> NodeDataset:
       >>> ds.num_nodes, ds.num_features, ds.num_classes, ds.multilabel
       (562, 50, 121, True)
     """
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0 < scale <= 1:
+    if not (is_real(scale) and 0 < scale <= 1):
         raise ValueError(f"synthetic_ppi: `scale` must be a number in (0, 1], got {scale!r}")
     rng = np.random.default_rng(seed)
     parts = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jaxcl import _checks
 from jaxcl.data._graph_types import NodeDataset
 
 # nodes, undirected edges (stored both ways: twice as many directed ones), features, classes
@@ -59,7 +60,7 @@ def synthetic_planetoid(
         raise ValueError(
             f"synthetic_planetoid: `name` must be one of {sorted(PLANETOID_SIZES)}, got {name!r}"
         )
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0 < scale <= 1:
+    if not (_checks.is_real(scale) and 0 < scale <= 1):
         raise ValueError(f"synthetic_planetoid: `scale` must be a number in (0, 1], got {scale!r}")
     s = PLANETOID_SIZES[key]
     n, m, f = round(s["nodes"] * scale), round(s["edges"] * scale), s["features"]

@@ -15,6 +15,7 @@ import jax
 import jraph
 import numpy as np
 
+from jaxcl._checks import is_integer
 from jaxcl.data._graph_types import Graph, GraphDataset
 from jaxcl.graphs._batching import _batch_padded, _graphs_tuple
 from jaxcl.graphs._budgets import (
@@ -100,11 +101,11 @@ class GraphBatcher:
         if isinstance(graphs, GraphDataset):
             graphs = graphs.graphs
         graphs = tuple(graphs)
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
+        if not (is_integer(batch_size) and batch_size > 0):
             raise ValueError(
                 f"GraphBatcher: `batch_size` must be a positive int, got {batch_size!r}"
             )
-        if isinstance(num_shards, bool) or not isinstance(num_shards, int) or num_shards <= 0:
+        if not (is_integer(num_shards) and num_shards > 0):
             raise ValueError(
                 f"GraphBatcher: `num_shards` must be a positive int, got {num_shards!r}"
             )
@@ -124,8 +125,10 @@ class GraphBatcher:
             raise ValueError(
                 f"GraphBatcher: got {len(edge_weights)} edge-weight arrays for {len(graphs)} graphs"
             )
-        self.batch_size = batch_size
-        self.num_shards = num_shards
+        if not (is_integer(seed) and seed >= 0):
+            raise ValueError(f"GraphBatcher: `seed` must be an int >= 0, got {seed!r}")
+        self.batch_size = int(batch_size)
+        self.num_shards = int(num_shards)
         self.shuffle = shuffle
         self.seed = seed
         self.drop_remainder = drop_remainder
@@ -153,6 +156,8 @@ class GraphBatcher:
 
     def order(self, epoch: int) -> np.ndarray:
         """The graph indices of epoch ``epoch``, in batch order."""
+        if not (is_integer(epoch) and epoch >= 0):
+            raise ValueError(f"GraphBatcher: `epoch` must be an int >= 0, got {epoch!r}")
         n = len(self._parts)
         if not self.shuffle:
             return np.arange(n)

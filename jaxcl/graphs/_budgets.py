@@ -29,6 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from jaxcl._checks import is_integer, is_real
 from jaxcl.data._graph_types import Graph, GraphDataset
 
 # Standard deviations above the mean total of a batch at which the ladder has rungs: with a
@@ -159,11 +160,11 @@ def padding_budgets(
       Padding to fixed budgets: jraph ``pad_with_graphs``; flax ``examples/ogbg_molpcba``.
     """
     fn = "padding_budgets"
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
+    if not (is_integer(batch_size) and batch_size > 0):
         raise ValueError(f"{fn}: `batch_size` must be a positive int, got {batch_size!r}")
-    if not (isinstance(growth, (int, float)) and math.isfinite(growth) and growth > 1):
+    if not (is_real(growth) and growth > 1):
         raise ValueError(f"{fn}: `growth` must be a number > 1, got {growth!r}")
-    if isinstance(multiple, bool) or not isinstance(multiple, int) or multiple <= 0:
+    if not (is_integer(multiple) and multiple > 0):
         raise ValueError(f"{fn}: `multiple` must be a positive int, got {multiple!r}")
     try:
         sigmas = sorted({float(a) for a in anchors if not isinstance(a, bool)})
@@ -176,9 +177,7 @@ def padding_budgets(
             f"deviations above the mean batch size), got {anchors!r}"
         )
     if last_batch_size is not None and (
-        isinstance(last_batch_size, bool)
-        or not isinstance(last_batch_size, int)
-        or not 0 <= last_batch_size <= batch_size
+        not is_integer(last_batch_size) or not 0 <= last_batch_size <= batch_size
     ):
         raise ValueError(
             f"{fn}: `last_batch_size` must be an int in [0, batch_size={batch_size}], got "

@@ -23,6 +23,8 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from jaxcl._checks import is_integer as _integer
+from jaxcl._checks import is_real as _real
 from jaxcl.data._graph_types import GraphDataset, trusted_graph
 
 # Largest graph the "auto" method inverts densely: a 4096^2 float64 inverse takes a few
@@ -70,7 +72,7 @@ def _check(fn: str, senders, receivers, num_nodes, alpha):
                 f"{fn}: `{name}` must hold node ids in [0, {num_nodes}) (`num_nodes`), got "
                 f"{name}[{bad[0]}] = {ids[bad[0]]} ({bad.size} out of range)"
             )
-    if not (isinstance(alpha, (int, float)) and 0 < alpha <= 1):
+    if not (_real(alpha) and 0 < alpha <= 1):
         raise ValueError(f"{fn}: `alpha` (teleport probability) must lie in (0, 1], got {alpha!r}")
     return senders, receivers
 
@@ -196,10 +198,12 @@ def ppr_diffusion(
     """
     fn = "ppr_diffusion"
     senders, receivers = _check(fn, senders, receivers, num_nodes, alpha)
-    if not (isinstance(eps, (int, float)) and eps >= 0):
+    if not (_real(eps) and eps >= 0):
         raise ValueError(f"{fn}: `eps` must be a number >= 0, got {eps!r}")
-    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k <= 0):
+    if top_k is not None and not (_integer(top_k) and top_k > 0):
         raise ValueError(f"{fn}: `top_k` must be a positive int or None, got {top_k!r}")
+    if not (_integer(max_iterations) and max_iterations > 0):
+        raise ValueError(f"{fn}: `max_iterations` must be a positive int, got {max_iterations!r}")
     if method not in ("auto", "exact", "sparse"):
         raise ValueError(f"{fn}: `method` must be 'auto', 'exact' or 'sparse', got {method!r}")
     if method == "auto":
