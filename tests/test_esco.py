@@ -19,9 +19,12 @@ def _unit(x):
     return x / np.linalg.norm(x, axis=1, keepdims=True)
 
 
-def _esco_ref(za, zb, *, lam, t, negatives="cross", symmetric=False):
+def _esco_ref(za, zb, *, lam, t, negatives="cross", symmetric=False, normalize=True):
     """ESCo with the exact Gaussian kernel, pair by pair (Eq. 9 / Eq. 1 pairing), as a mean."""
-    a, b = _unit(za), _unit(zb)
+    if normalize:
+        a, b = _unit(za), _unit(zb)
+    else:
+        a, b = np.asarray(za, np.float64), np.asarray(zb, np.float64)
 
     def direction(x, y):
         if negatives == "both":  # y, and x without the anchor itself
@@ -168,6 +171,19 @@ def test_exact_matches_numpy(negatives, symmetric):
     )(za, zb)
     ref = _esco_ref(za, zb, lam=1.3, t=0.5, negatives=negatives, symmetric=symmetric)
     np.testing.assert_allclose(out, ref, rtol=1e-5)
+
+
+@pytest.mark.parametrize("negatives", ["cross", "intra", "both"])
+def test_exact_without_normalising_keeps_long_rows_accurate(negatives):
+    """Rows of norm ~2,700 at tau = 0.1: the kernel from |x|^2 + |c|^2 - 2 x.c lost about
+    eps * |x|^2 / tau to cancellation in float32 (-2.97 instead of 0 with ``'intra'``)."""
+    rng = np.random.default_rng(0)
+    za = (300.0 * rng.normal(size=(64, 96))).astype(np.float32)
+    zb = (za + rng.normal(size=za.shape)).astype(np.float32)
+    kw = dict(method="exact", temperature=0.1, lam=0.5, negatives=negatives, normalize=False)
+    out = jax.jit(functools.partial(losses.esco_loss, **kw))(za, zb)
+    ref = _esco_ref(za, zb, lam=0.5, t=0.1, negatives=negatives, normalize=False)
+    np.testing.assert_allclose(float(out), ref, rtol=1e-5)
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -339,6 +355,7 @@ GOOD = dict(temperature=0.5, lam=1.0, method="rff", num_features=16)
             "empty batch",
         ),
         (dict(key=jax.random.key(0), features="W"), "`features` must be a RFFParams"),
+        (dict(method="exact", features="W"), "`features` (str) were given with method='exact'"),
     ],
 )
 def test_bad_inputs(override, message):

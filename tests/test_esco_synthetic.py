@@ -428,6 +428,12 @@ def test_lambda_sweep_script_runs_and_plots(tmp_path, monkeypatch):
     (tmp_path / "rff_lam0.5" / "seed_0" / "config.json").write_text(json.dumps(saved))
     with pytest.raises(SystemExit, match="trained on data.hidden_activation='softmax'"):
         sweep._point("rff", 0.5, 0, "quick", tmp_path, False)
+    saved["data"]["hidden_activation"] = "relu"
+    (tmp_path / "rff_lam0.5" / "seed_0" / "config.json").write_text(json.dumps(saved))
+    # Nor is a quick point read back as a cpu one (the folder does not name the variant).
+    with pytest.raises(SystemExit, match="trained with train.epochs=2, the cpu variant has 100"):
+        sweep._point("rff", 0.5, 0, "cpu", tmp_path, False)
+    assert sweep._point("rff", 0.5, 0, "quick", tmp_path, False) == point
 
 
 def _load_script(name: str):

@@ -70,10 +70,23 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import statistics
 import time
 from pathlib import Path
 
 KERNELS = {"simclr": "exact", "rff": "rff", "sorf": "sorf"}
+# What the variants (paper, cpu, quick) differ in: a finished point is reused only if these
+# match, since the point's folder does not name its variant.
+_VARIANT_KEYS = (
+    ("train", "epochs"),
+    ("train", "batch_size"),
+    ("optim", "lr"),
+    ("data", "num_samples"),
+    ("data", "num_features"),
+    ("model", "encoder_width"),
+    ("model", "encoder_out_dim"),
+    ("method", "num_features"),
+)
 COLLAPSED_COSINE = 0.99  # as jaxcl.training's paired task warns
 
 
@@ -96,6 +109,14 @@ def _point(
                 f"{workdir}: trained on data.hidden_activation="
                 f"{saved['data'].get('hidden_activation', 'softmax')!r}, the configs use {hidden!r}"
             )
+        want = esco_synthetic.make(row, variant)
+        for section, key in _VARIANT_KEYS:  # a quick run must not stand in for a cpu one
+            have = saved.get(section, {}).get(key)
+            if have is not None and have != want[section].get(key):
+                raise SystemExit(
+                    f"{workdir}: trained with {section}.{key}={have!r}, the {variant or 'paper'}"
+                    f" variant has {want[section].get(key)!r}; use another --out"
+                )
         method = saved["method"]  # runs from before these keys: redrawn, both negative sets
         redraw, negatives = method.get("redraw_features", True), method.get("esco_negatives")
         if not redraw or negatives not in (None, "both"):
@@ -233,7 +254,7 @@ def main() -> None:
             if not tops:  # --finished-only and no seed of this point has finished
                 continue
             mean = sum(tops) / len(tops)
-            std = (sum((t - mean) ** 2 for t in tops) / len(tops)) ** 0.5
+            std = statistics.stdev(tops) if len(tops) > 1 else 0.0  # sample std, as elsewhere
             points.append(
                 dict(row=row, lam=lam, seeds=seeds, top1=tops, top1_mean=mean, top1_std=std,
                      final_loss=losses, mean_cosine=cosines,

@@ -146,10 +146,11 @@ def esco_loss(
       (Performer-style), evaluated entirely in the log domain, so every estimate is > 0.
 
     The trigonometric estimates (rff, sorf) can be <= 0 before the log. They are clamped from
-    below at ``N * exp(-2 / tau)``, the smallest value the exact sum can take for unit
-    vectors, so there the clamp only moves an estimate towards the truth; with
-    ``normalize=False`` the floor is ``tiny * N``, which keeps the log finite but is not a
-    bound on the exact sum of vectors of any length. The clamp's gradient is zero. The loss
+    below at ``M * exp(-2 / tau)`` (``M`` negatives: ``N``, or ``2N - 1`` with
+    ``negatives='both'``), the smallest value the exact sum can take for unit vectors, so
+    there the clamp only moves an estimate towards the truth; with ``normalize=False`` the
+    floor is ``tiny * M``, which keeps the log finite but is not a bound on the exact sum of
+    vectors of any length. The clamp's gradient is zero. The loss
     is therefore finite for any temperature and dimension.
 
     Accuracy depends on the temperature, because the kernel narrows as tau falls. Measured
@@ -185,7 +186,9 @@ def esco_loss(
       key: PRNG key to draw the random features for this call, as the paper does. Must be
         the same on every device under ``axis_name``.
       features: pre-drawn random features (``jaxcl.random_features.draw_rff`` /
-        ``draw_sorf`` / ``draw_positive``) to keep them fixed; overrides ``key``.
+        ``draw_sorf`` / ``draw_positive``) to keep them fixed; overrides ``key``. Refused
+        with ``method='exact'``, which has no features (``key`` and ``num_features`` are
+        ignored there, so that one config can switch estimators).
       temperature: kernel bandwidth ``tau > 0``.
       method: ``'exact'``, ``'rff'``, ``'sorf'`` or ``'positive'``.
       num_features: number of random frequencies ``D`` (default 1024 when drawing).
@@ -194,7 +197,9 @@ def esco_loss(
         with ``method='exact'``, ``lam = 1 / (2 * temperature)`` and ``symmetric=True`` the
         loss equals :func:`jaxcl.losses.nt_xent`, i.e. GRACE's).
       symmetric: average the A-anchored and B-anchored losses.
-      normalize: l2-normalise rows first (the paper always does).
+      normalize: l2-normalise rows first (the paper always does). Without it the exact
+        kernel is computed from the rows' differences (blocks ``d`` times smaller), as the
+        dot-product form would lose ``eps * |z|^2 / tau`` to cancellation on long rows.
       where: optional ``[batch]`` boolean mask; masked rows are neither anchors nor negatives.
         They may hold anything, NaN and inf included: they are zeroed before any
         arithmetic, get a zero gradient, and leave the value and the other rows' gradients
@@ -230,6 +235,12 @@ def esco_loss(
         _checks.prng_key(fn, "key", key)
     if num_features is not None:
         _checks.positive_int(fn, "num_features", num_features)
+    if method == "exact" and features is not None:
+        _checks.fail(
+            fn,
+            f"`features` ({type(features).__name__}) were given with method='exact', which "
+            "uses no random features; pass method='rff', 'sorf' or 'positive' to use them",
+        )
     if chunk_size is not None:
         _checks.positive_int(fn, "chunk_size", chunk_size)
     where = _common.check_where(fn, where, z_a.shape[0])
@@ -260,13 +271,23 @@ def esco_loss(
         views = {"a": z_a, "b": z_b}
         gathered = {name: _common.gather_rows(prep(views[name]), axis_name) for name in needed}
         valid_all = _common.gather_rows(weight, axis_name)
-        rows = max(1, _BLOCK_ELEMENTS // max(1, valid_all.shape[0]))
+        # Unit rows: the distance from dot products, as one matmul (its float32 error is about
+        # eps / tau). Rows of any length: |x - c|^2 from the differences themselves, as
+        # |x|^2 + |c|^2 - 2 x.c would lose eps * |x|^2 / tau to cancellation (-3.0 instead of
+        # 0 for the anchor's own term at norms ~3,400 and tau = 0.1); the blocks are d times
+        # smaller for it.
+        pair_elements = valid_all.shape[0] * (1 if normalize else dim)
+        rows = max(1, _BLOCK_ELEMENTS // max(1, pair_elements))
 
         def log_kernels(x, name):
             c = gathered[name]
-            sq_c = jnp.sum(c * c, axis=1)
-            sq_x = jnp.sum(x * x, axis=1, keepdims=True)
-            logits = (x @ c.T - 0.5 * (sq_x + sq_c[None, :])) / temperature
+            if normalize:
+                sq_c = jnp.sum(c * c, axis=1)
+                sq_x = jnp.sum(x * x, axis=1, keepdims=True)
+                logits = (x @ c.T - 0.5 * (sq_x + sq_c[None, :])) / temperature
+            else:
+                sq_dist = jnp.sum(jnp.square(x[:, None, :] - c[None, :, :]), axis=2)
+                logits = -0.5 * sq_dist / temperature
             return _common.masked_logits(logits, valid_all)
 
         def log_kernel_sum(x, name):

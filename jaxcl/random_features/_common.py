@@ -7,8 +7,10 @@ Effective and Scalable Contrastive Representation Learning", Sec. 4.2, Eq. 11).
 
 The random parameters are drawn once (``draw_*``) and are independent of the temperature, so
 one draw can serve several temperatures and can be stored in a training state. Projections
-are computed in float32 (or wider) whatever the input dtype, and cast back to the dtype of
-``z`` at the end.
+take float32 (or wider) inputs and accumulate in float32 whatever the input dtype, and are
+cast back to the dtype of ``z`` at the end. Their matmuls run at JAX's default precision:
+full float32 on CPU; on GPU/TPU XLA may round the operands (TF32, bfloat16 passes) unless
+``jax.default_matmul_precision('highest')`` is in effect.
 """
 
 from __future__ import annotations

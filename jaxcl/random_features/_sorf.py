@@ -179,7 +179,11 @@ def sorf_projection(
     RFF's ``O(D d)``. For ``p <= 256`` the chain is run once on the identity to build
     ``W_SORF`` (``O(p D log p)``), which is then applied as one dense matmul like RFF's
     projection: at that size the matmul is the faster of the two on CPU (the crossover is
-    measured by ``experiments/benchmarks/sorf_speed_benchmark.py``). Both give the same values.
+    measured by ``experiments/benchmarks/sorf_speed_benchmark.py``). Both compute the same
+    ``W_SORF z``; on CPU they agree to float32 rounding. The dense matmul runs at JAX's default
+    matmul precision, which on GPU/TPU may round float32 operands (TF32, bfloat16 passes)
+    where the FWHT's blocks run at ``HIGHEST``; set ``jax.default_matmul_precision`` to keep
+    full float32 there.
 
     Args:
       z: ``[..., dim]`` floating inputs, zero-padded to ``padded_dim`` inside.
@@ -254,9 +258,12 @@ def sorf_features(
 
     ``Phi(z) = [cos(W_SORF z), sin(W_SORF z)] / sqrt(D)`` with ``W_SORF z`` from
     ``sorf_projection``. ``Phi(x) . Phi(y)`` approximates
-    ``exp(-||x - y||^2 / (2 * temperature))`` with lower variance than RFF at equal ``D``; the
-    bias is negligible unless ``padded_dim`` is tiny (for ``dim = 1`` all projections are
-    ``+-z / sqrt(temperature)`` and the estimate is ``cos((x - y) / sqrt(temperature))``).
+    ``exp(-||x - y||^2 / (2 * temperature))`` with lower variance than RFF at equal ``D``. With
+    ESCo's fixed row norms (``draw_sorf(norms='fixed')``) it is biased by ``O(1 / padded_dim)``,
+    more as ``temperature`` falls: at ``d = 128``, ``tau = 0.5`` the kernel of orthogonal pairs
+    comes out 2.8% low (``experiments/benchmarks/sorf_bias_benchmark.py``); ``norms='chi'``
+    removes most of it. For ``dim = 1`` all projections are ``+-z / sqrt(temperature)`` and the
+    estimate is ``cos((x - y) / sqrt(temperature))``.
 
     Args:
       z: ``[..., dim]`` floating inputs.
