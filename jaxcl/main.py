@@ -184,19 +184,13 @@ def _processes_from_env() -> int:
     """How many processes the launcher started, read from the variables JAX's own cluster
     detection reads (``jaxcl.training.maybe_initialize_distributed``), without initialising
     anything: JAX's backends must not exist before the trainer's host settings."""
+    from jaxcl.training import _mesh  # no JAX backend is created by importing it
+
     env = os.environ
-
-    def count(name: str) -> int:
-        try:
-            return int(env.get(name, "1"))
-        except ValueError:
-            return 1
-
     hosts = [h for h in env.get("TPU_WORKER_HOSTNAMES", "").split(",") if h.strip()]
     return max(
-        count("JAX_NUM_PROCESSES") if "JAX_COORDINATOR_ADDRESS" in env else 1,
-        count("SLURM_NTASKS") if "SLURM_JOB_ID" in env else 1,
-        count("OMPI_COMM_WORLD_SIZE"),
+        _mesh.env_count(env, "JAX_NUM_PROCESSES") if "JAX_COORDINATOR_ADDRESS" in env else 1,
+        _mesh.cluster_processes(env),
         len(hosts),
     )
 

@@ -124,14 +124,27 @@ def test_a_workdir_below_a_file_or_that_cannot_be_made_is_a_usage_error(tmp_path
     assert line.startswith("jaxcl.main: error: --workdir=/proc/jaxcl_no_such_run: cannot be made")
 
 
+SRUN_STEP = {  # what `srun -n 2` sets (the variables JAX's SLURM detection reads)
+    "SLURM_JOB_ID": "7",
+    "SLURM_STEP_NODELIST": "node[1-2]",
+    "SLURM_NTASKS": "2",
+    "SLURM_PROCID": "0",
+    "SLURM_LOCALID": "0",
+}
+
+
 @pytest.mark.parametrize(
     ("env", "processes"),
     [
         ({}, 1),
         ({"JAX_COORDINATOR_ADDRESS": "h:1234", "JAX_NUM_PROCESSES": "4"}, 4),
         ({"JAX_NUM_PROCESSES": "4"}, 1),  # without a coordinator JAX does not use it
-        ({"SLURM_JOB_ID": "7", "SLURM_NTASKS": "2"}, 2),
-        ({"OMPI_COMM_WORLD_SIZE": "3"}, 3),
+        (SRUN_STEP, 2),
+        # An allocation used without srun (an sbatch script calling python, a shell on the
+        # node): JAX's detection needs the step's variables, so one process.
+        ({"SLURM_JOB_ID": "7", "SLURM_NTASKS": "2"}, 1),
+        ({"OMPI_MCA_orte_hnp_uri": "1.0;tcp://10.0.0.1:1", "OMPI_COMM_WORLD_SIZE": "3"}, 3),
+        ({"OMPI_COMM_WORLD_SIZE": "3"}, 1),
         ({"TPU_WORKER_HOSTNAMES": "t0,t1,t2,t3"}, 4),
         ({"TPU_WORKER_HOSTNAMES": "localhost"}, 1),  # a one-host TPU VM
     ],
@@ -141,9 +154,37 @@ def test_processes_are_counted_from_the_launchers_variables(monkeypatch, env, pr
     # the trainer's host settings); used to refuse a multi-process run without --workdir.
     from jaxcl import main
 
-    for name in ("JAX_COORDINATOR_ADDRESS", "JAX_NUM_PROCESSES", "SLURM_JOB_ID",
-                 "SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE", "TPU_WORKER_HOSTNAMES"):  # fmt: skip
+    _launcher_env(monkeypatch, env)
+    assert main._processes_from_env() == processes
+
+
+def _launcher_env(monkeypatch, env):
+    for name in ("JAX_COORDINATOR_ADDRESS", "JAX_NUM_PROCESSES", "OMPI_COMM_WORLD_SIZE",
+                 "OMPI_MCA_orte_hnp_uri", "TPU_WORKER_HOSTNAMES", *SRUN_STEP):  # fmt: skip
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    assert main._processes_from_env() == processes
+
+
+@pytest.mark.parametrize(
+    ("env", "initialises"),
+    [
+        ({}, False),
+        ({"SLURM_JOB_ID": "7", "SLURM_NTASKS": "1"}, False),  # sbatch without srun
+        ({**SRUN_STEP, "SLURM_NTASKS": "1"}, False),  # one task: nothing to join
+        (SRUN_STEP, True),
+    ],
+)
+def test_a_slurm_allocation_without_an_srun_step_stays_one_process(monkeypatch, env, initialises):
+    """Inside a SLURM allocation without ``srun`` JAX cannot find a coordinator, and
+    ``jax.distributed.initialize()`` used to be called there and fail."""
+    from jaxcl.training import _mesh
+
+    _launcher_env(monkeypatch, env)
+    calls = []
+    monkeypatch.setattr(_mesh.jax.distributed, "is_initialized", lambda: False)
+    monkeypatch.setattr(_mesh.jax.distributed, "initialize", lambda **kw: calls.append(kw))
+    monkeypatch.setattr(_mesh.glob, "glob", lambda pattern: [])  # not a TPU VM
+    monkeypatch.setattr(_mesh.logging, "info", lambda *a: None)
+    _mesh.maybe_initialize_distributed()
+    assert calls == ([{}] if initialises else [])

@@ -14,12 +14,46 @@ from jax.sharding import PartitionSpec as P
 DATA_AXIS = "data"
 
 
+# The variables JAX's own cluster detection needs (jax._src.clusters): an ``srun`` step sets
+# all five of SLURM's, an ``sbatch`` script or a shell on an allocated node only some (then
+# ``jax.distributed.initialize()`` fails: "coordinator_address should be defined").
+_SLURM_STEP = (
+    "SLURM_JOB_ID",
+    "SLURM_STEP_NODELIST",
+    "SLURM_NTASKS",
+    "SLURM_PROCID",
+    "SLURM_LOCALID",
+)
+_OPEN_MPI = ("OMPI_MCA_orte_hnp_uri", "OMPI_COMM_WORLD_SIZE")
+
+
+def env_count(env, name: str) -> int:
+    try:
+        return int(env.get(name, "1"))
+    except ValueError:
+        return 1
+
+
+def cluster_processes(env=None) -> int:
+    """How many processes a SLURM step or an Open MPI job says the run has: the number of
+    tasks when JAX can detect the job (every variable it reads is set), else 1 (a single
+    process: a SLURM allocation used without ``srun``, or no launcher)."""
+    env = os.environ if env is None else env
+    if all(v in env for v in _SLURM_STEP):
+        return env_count(env, "SLURM_NTASKS")
+    if all(v in env for v in _OPEN_MPI):
+        return env_count(env, "OMPI_COMM_WORLD_SIZE")
+    return 1
+
+
 def maybe_initialize_distributed() -> None:
     """Calls ``jax.distributed.initialize()`` once when the run spans several processes.
 
-    Cloud TPU VM slices (and SLURM/Open MPI jobs) are detected by JAX itself. Anywhere else,
-    set ``JAX_COORDINATOR_ADDRESS`` (``host:port`` of process 0), ``JAX_NUM_PROCESSES`` and
-    ``JAX_PROCESS_ID`` on every process. On a single machine this does nothing.
+    Cloud TPU VM slices, SLURM steps (``srun`` with more than one task) and Open MPI jobs
+    (``mpirun -n`` more than 1) are detected by JAX itself. Anywhere else, set
+    ``JAX_COORDINATOR_ADDRESS`` (``host:port`` of process 0), ``JAX_NUM_PROCESSES`` and
+    ``JAX_PROCESS_ID`` on every process. On a single machine this does nothing, also inside a
+    SLURM allocation entered without ``srun`` or with one task.
     """
     if jax.distributed.is_initialized():
         return
@@ -27,7 +61,7 @@ def maybe_initialize_distributed() -> None:
     # TPU VMs expose their chips as /dev/accel* (v2-v4) or /dev/vfio/<n> (v5e, v5p, v6e).
     on_tpu_vm = bool(glob.glob("/dev/accel*") or glob.glob("/dev/vfio/[0-9]*"))
     on_tpu_vm = on_tpu_vm or "TPU_WORKER_HOSTNAMES" in env
-    cluster = any(v in env for v in ("SLURM_JOB_ID", "OMPI_COMM_WORLD_SIZE"))
+    cluster = cluster_processes(env) > 1
     if "JAX_COORDINATOR_ADDRESS" in env:
         # CPU processes need a collectives backend to talk to each other; accelerator
         # platforms ignore this setting.
