@@ -358,6 +358,9 @@ stop_cmd=("$0" --name "$TPU_NAME" --zone "$ZONE")
 if [ -n "$PROJECT_ID" ]; then
   stop_cmd+=(--project "$PROJECT_ID")
 fi
+for extra in ${GCLOUD_EXTRA[@]+"${GCLOUD_EXTRA[@]}"}; do
+  stop_cmd+=(--gcloud-arg "$extra")  # e.g. --internal-ip: the stop must reach the workers too
+done
 stop_cmd+=(--stop)
 {
   echo "$SCRIPT_NAME: starting jaxcl.main on every worker of '$TPU_NAME' ($MODE)"

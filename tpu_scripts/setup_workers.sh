@@ -37,7 +37,7 @@ Options:
                         the remote's default branch]
       --remote-dir DIR  checkout on each worker, relative to home [default: $REMOTE_DIR]
       --venv DIR        virtual environment on each worker [default: $REMOTE_VENV]
-      --python VERSION  Python for the venv [env JAXCL_PYTHON_VERSION; default: $PYTHON_VERSION]
+      --python VERSION  Python for the venv, made again if it was made for another [env JAXCL_PYTHON_VERSION; default: $PYTHON_VERSION]
       --extras LIST     jaxcl extras to install, comma-separated, '' for none [default: $EXTRAS]
       --jax-spec SPEC   jax requirement [default: jax[tpu] with pyproject.toml's jax pin]
       --pip PKG         also install PKG (repeatable), e.g. --pip gcsfs
@@ -205,8 +205,15 @@ if ! command -v uv >/dev/null 2>&1; then
   python3 -m pip install --user --quiet uv ||
     python3 -m pip install --user --quiet --break-system-packages uv
 fi
+# The venv remembers the --python it was made for: asking for another makes it again (a
+# venv from before this marker is made again once).
+if [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.jaxcl-python" 2>/dev/null)" != "$python_version" ]; then
+  echo "jaxcl setup [$host]: $venv was not made for Python $python_version; making it again"
+  rm -rf "$venv"
+fi
 if [ ! -x "$venv/bin/python" ]; then
   uv venv --quiet --python "$python_version" "$venv"
+  printf '%s\n' "$python_version" >"$venv/.jaxcl-python"
 fi
 cd "$repo"
 if [ -z "$jax_spec" ]; then

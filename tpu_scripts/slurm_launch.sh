@@ -280,7 +280,7 @@ fi
 case "$WORKDIR" in
   "") usage_error "WORKDIR is empty" ;;
   *://*)
-    usage_error "WORKDIR '$WORKDIR' is a URL: on a SLURM cluster give a folder on the filesystem every node shares (the trainer's checkpointer takes os.path.abspath of WORKDIR, which only works for paths)"
+    usage_error "WORKDIR '$WORKDIR' is a URL: on a SLURM cluster give a folder on the filesystem every node shares (this script checks, before training, that every node sees a file written there, which needs a mounted folder; object-store URLs are for TPU VMs, via launch.sh)"
     ;;
 esac
 WORKDIR="$(abs_path "$WORKDIR")"
@@ -418,8 +418,11 @@ job_script="#!/usr/bin/env bash
 ${header}
 set -euo pipefail
 
-# Site setup (--setup):
+# Site setup (--setup), without set -u: module systems (Lmod, Environment Modules) and
+# conda's hooks read unset variables.
+set +u
 $setup_block
+set -u
 
 cd $(sq "$REPO_ROOT")
 . $(sq "$VENV")/bin/activate

@@ -346,6 +346,17 @@ check_argv "setup script: installs jaxcl[train] and jax[tpu] with pyproject's pi
 cp "$tarball" "$SANDBOX/jaxcl-src-$sha.tar.gz"
 on_worker 1 "$setup_cmd"
 check_eq "setup script: a rerun replaces its own checkout" 0 "$RC"
+check_eq "setup script: a rerun keeps a venv made for the same --python" no \
+  "$(printf '%s' "$OUT" | grep -q 'making it again' && echo yes || echo no)"
+# A venv made for another Python (an earlier --python) is made again, not silently kept.
+venv_python="$(cat "$SANDBOX/jaxcl-venv/.jaxcl-python")"
+echo 3.10 >"$SANDBOX/jaxcl-venv/.jaxcl-python"
+cp "$tarball" "$SANDBOX/jaxcl-src-$sha.tar.gz"
+on_worker 1 "$setup_cmd"
+check_eq "setup script: another --python rebuilds the venv" 0 "$RC"
+check_contains "setup script: says the venv is made again" "$OUT" "not made for Python $venv_python"
+check_eq "setup script: the rebuilt venv records its Python" "$venv_python" \
+  "$(cat "$SANDBOX/jaxcl-venv/.jaxcl-python")"
 mv "$SANDBOX/jaxcl" "$SANDBOX/jaxcl-keep" && mkdir "$SANDBOX/jaxcl"
 cp "$tarball" "$SANDBOX/jaxcl-src-$sha.tar.gz"
 on_worker 0 "$setup_cmd"
@@ -402,6 +413,13 @@ check_argv "launch: ssh to all workers" "$TMP/calls/call-1" compute tpus tpu-vm 
 check_contains "launch: prints how to follow worker 0's log" "$ERR" "--worker=0"
 check_contains "launch: prints how to resume" "$ERR" "rerun the same command"
 check_contains "launch: prints the TensorBoard command" "$ERR" "tensorboard --logdir"
+# The printed stop command keeps the user's gcloud flags (--internal-ip: without it the
+# stop could not reach the workers the launch reached).
+capture "$S/launch.sh" --dry-run --name my-tpu --zone "$Z" --gcloud-arg=--internal-ip \
+  "$CONFIG" "$WORKDIR/"
+check_eq "launch with --gcloud-arg: dry run exits 0" 0 "$RC"
+check_contains "launch: the printed stop command keeps --gcloud-arg" "$ERR" \
+  "--gcloud-arg --internal-ip --stop"
 
 expected_trainer=(-m jaxcl.main "--config=$CONFIG" "--workdir=$WORKDIR" "${OVERRIDES[@]}")
 run_dir="$SANDBOX/jaxcl-logs/my-bucket_jaxcl_runs_dacl"
@@ -601,7 +619,7 @@ SLOGS="$SHARED/logs"
 SJOB="$SLOGS/jaxcl-dacl.sbatch"
 slurm_args=(--nodes 2 --gpus-per-node 4 --cpus-per-task 6 --time 01:00:00 --partition gpu
   --account proj-1 --venv "$SVENV" --log-dir "$SLOGS" --allow-local-workdir
-  --setup "export JAXCL_SITE_SETUP='loaded it'" --env "TFDS_DATA_DIR=/shared/tfds dir"
+  --setup "export JAXCL_SITE_SETUP='loaded it'\${JAXCL_UNSET_IN_THE_SITE_SCRIPT}" --env "TFDS_DATA_DIR=/shared/tfds dir"
   --sbatch-arg=--requeue --srun-arg=--mpi=none "$CONFIG" "$SWORKDIR/" "${OVERRIDES[@]}")
 capture "$S/slurm_launch.sh" --dry-run "${slurm_args[@]}"
 check_eq "slurm dry run: exits 0" 0 "$RC"
@@ -669,6 +687,7 @@ check_eq "slurm job: the trainer runs in the checkout" "$REPO_ROOT" "$(cat "$TMP
 check_contains "slurm job: process 5 is SLURM_PROCID 5" "$task_env" $'\nSLURM_PROCID=5\n'
 check_contains "slurm job: process 5 is SLURM_LOCALID 1" "$task_env" $'\nSLURM_LOCALID=1\n'
 check_contains "slurm job: --env reaches the trainer" "$task_env" $'\nTFDS_DATA_DIR=/shared/tfds dir\n'
+# (its line reads an unset variable, as module systems do: the job runs it without set -u)
 check_contains "slurm job: --setup ran first" "$task_env" $'\nJAXCL_SITE_SETUP=loaded it\n'
 check_contains "slurm job: unbuffered output" "$task_env" $'\nPYTHONUNBUFFERED=1\n'
 check_lacks "slurm job: a stale JAX_COORDINATOR_ADDRESS is dropped" "$task_env" "JAX_COORDINATOR_ADDRESS="
