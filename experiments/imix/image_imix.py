@@ -23,7 +23,7 @@ kNN 77.50, the record to the last digit.
 The official code's per-sample coefficient (``--config.method.lam_per_sample=True``, 6
 epochs, seeds 0-2, commit 2b10f8a, 2026-11-30, the same CPU, 14.7-19.7 min a run on cores
 partly shared): linear top-1 82.2 ± 0.4 (81.92 / 82.63 / 82.20), kNN 77.5 ± 0.3; -0.64 /
-+1.08 / +0.18 against the per-batch runs of the same seeds, no measurable difference;
++1.08 / +0.17 against the per-batch runs of the same seeds, no measurable difference;
 ``experiments/imix/results/image_table_per_sample_epochs6.{json,png}``.
 
 Paper number (i-Mix's domain table, read from a third-party picture of it; see the setup's

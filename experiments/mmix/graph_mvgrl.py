@@ -24,7 +24,7 @@ for the three.
 With MVGRL's code's early stopping and 10 draws of the folds (``:mutag --config.repeats=3
 --config.train.early_stopping_patience=20 --config.eval.fold_draws=10``: the lowest-loss epoch's
 parameters, the mean over fold seeds s, ..., s + 9; commit 1d353d4, 2026-11-27, 2 AMD EPYC cores
-shared with another run, 22 min for the three): 85.5 ± 0.6 (86.3, 84.9, 85.4; lowest loss at
+shared with another run, 22 min for the three): 85.5 ± 0.7 (86.3, 84.9, 85.4; lowest loss at
 epochs 31, 40, 34 of 40, none stopped), against 85.6 ± 0.7 for the last epoch on the same draws
 (``results/rescore_fold_draws_mutag_mvgrl.json``; seed 1's best epoch is its last, and both give
 84.91); ``results/graph_mutag_mvgrl_early_stopping_fold_draws_results.json``.
