@@ -303,8 +303,24 @@ def test_a_queue_resumed_on_more_devices_is_laid_out_again_for_them(tmp_path):
         "queue",
         **{"train.epochs": 3, "mesh.data": 8, "method.queue_size": 4096, "train.batch_size": 32},
     )
-    with pytest.raises(ValueError, match="written 64 rows a step and cannot be continued with"):
+    with pytest.raises(training.ConfigError, match="train.batch_size = 32: the checkpoint"):
         training.train_and_evaluate(other, str(tmp_path))
+
+
+def test_a_run_resumed_with_another_batch_is_refused(tmp_path):
+    """Steps, epochs and the schedule count batches of the written size: resuming with
+    another batch used to shift the epoch count (dropping recorded evaluations) and restart
+    the schedule's shape; it is refused, naming the key and the written batch. Resuming with
+    more epochs, as to train a finished run longer, stays allowed."""
+    first = _config("ema", **{"train.epochs": 1})
+    done = training.train_and_evaluate(first, str(tmp_path))
+    other = _config("ema", **{"train.epochs": 2, "train.batch_size": first.train.batch_size // 2})
+    with pytest.raises(training.ConfigError) as err:
+        training.train_and_evaluate(other, str(tmp_path))
+    assert f"config.train.batch_size = {other.train.batch_size}" in str(err.value)
+    assert f"written with a batch of {first.train.batch_size}" in str(err.value)
+    longer = _config("ema", **{"train.epochs": 2})
+    assert training.train_and_evaluate(longer, str(tmp_path))["steps"] == 2 * done["steps"]
 
 
 def _cli(workdir, *flags):

@@ -1,6 +1,7 @@
 """Trainer parts: config checks, variants, models, the default step and its guard."""
 
 import dataclasses
+import re
 
 import jax
 import jax.numpy as jnp
@@ -97,6 +98,15 @@ def test_valid_config_passes():
             "config.method.alpha = 'high': expected a number",
         ),
         (lambda c: c.mesh.__setattr__("data", 0), "config.mesh.data = 0"),
+        # A momentum of 1 or more lets SGD/LARS's velocity grow without bound.
+        (
+            lambda c: c.optim.__setattr__("momentum", 9.0),
+            "config.optim.momentum = 9.0: expected a number in [0, 1)",
+        ),
+        (
+            lambda c: c.optim.__setattr__("momentum", 1.0),
+            "config.optim.momentum = 1.0: expected a number in [0, 1)",
+        ),
     ],
 )
 def test_bad_config_names_the_key(mutate, message):
@@ -106,6 +116,52 @@ def test_bad_config_names_the_key(mutate, message):
     with pytest.raises(training.ConfigError) as err:
         training.validate(c)
     assert message in str(err.value), str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        # Used only once pretraining is over (the first evaluation): refused before it.
+        ("eval.eval_batch_size", 0, "config.eval.eval_batch_size = 0: expected an integer >= 1"),
+        ("eval.eval_batch_size", -4, "expected an integer >= 1"),
+        ("data.workers", -1, "config.data.workers = -1: expected an integer >= 0"),
+        ("data.image_size", -3, "config.data.image_size = -3: expected an integer >= 0"),
+    ],
+)
+def test_bad_image_task_keys_are_refused_before_the_run(key, value, message):
+    c = training.base_config("fashion_mnist_images", "simclr")
+    section, name = key.split(".")
+    with c.unlocked():
+        c[section][name] = value
+    with pytest.raises(training.ConfigError, match=re.escape(message)):
+        training.validate(c)
+
+
+def test_more_data_devices_than_exist_is_a_config_error_before_the_workdir(tmp_path):
+    c = _config()
+    with c.unlocked():
+        c.mesh.data = jax.device_count() + 1
+    with pytest.raises(training.ConfigError, match=r"config.mesh.data = 9: expected -1 \(all\)"):
+        training.train_and_evaluate(c, str(tmp_path / "run"))
+    assert not (tmp_path / "run").exists()  # nothing written for a run that cannot start
+
+
+def test_a_warm_up_as_long_as_the_run_is_reported(monkeypatch):
+    """The schedule cuts a warm-up longer than the run to its last step (no decay at all):
+    said in the log when the run is built, not left to be found in the learning-rate curve."""
+    from jaxcl.training import _mesh, _run
+
+    warnings = []
+    monkeypatch.setattr(_run.logging, "warning", lambda msg, *a: warnings.append(msg % a))
+    for epochs, warmup in ((2, 10.0), (2, 2.0), (10, 2.0)):
+        c = _config()
+        with c.unlocked():
+            c.train.epochs, c.optim.warmup_epochs, c.train.batch_size = epochs, warmup, 256
+        method = methods.get(c.method.name)(c)
+        _run.Run.build(c, method, _mesh.make_mesh(1))
+    cut = [w for w in warnings if "is as long as the run" in w]
+    assert len(cut) == 2, warnings  # 10 and 2 warm-up epochs of 2: cut; 2 of 10: not
+    assert "warmup_epochs = 10.0 is as long as the run (train.epochs = 2)" in cut[0]
 
 
 @pytest.mark.parametrize(
@@ -291,3 +347,23 @@ def test_default_step_applies_no_update_from_a_non_finite_step_on():
     fresh, _ = step(fresh, jnp.float32(1.0), key)
     moved = jax.tree.map(lambda a, b: not np.array_equal(a, b), fresh.opt_state, before[1])
     assert any(jax.tree.leaves(moved))
+
+
+def test_repeats_summarise_runs_by_mean_and_sample_std(tmp_path, monkeypatch):
+    """The spread over seeds is the sample std (n - 1), as the README's tables report it."""
+    from jaxcl.training import _sweep
+
+    scores = {0: 0.8728, 1: 0.8675, 2: 0.8564}
+    monkeypatch.setattr(
+        _sweep,
+        "train_and_evaluate",
+        lambda cfg, workdir: {"method": "m", "data": "d", "test_top1": scores[cfg.seed]},
+    )
+    c = _config()
+    with c.unlocked():
+        c.repeats = 3
+    summary = _sweep.run_repeats(c, str(tmp_path))
+    values = list(scores.values())
+    assert summary["test_top1"] == pytest.approx(np.mean(values))
+    assert summary["test_top1_std"] == pytest.approx(np.std(values, ddof=1))  # 0.0084, not 0.0069
+    assert [r["test_top1"] for r in summary["runs"]] == values

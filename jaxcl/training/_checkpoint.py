@@ -11,6 +11,7 @@ from absl import logging
 from etils import epath
 
 from jaxcl import methods
+from jaxcl.training._errors import ConfigError
 from jaxcl.training._state import checkpoint_tree, from_checkpoint_tree
 
 
@@ -71,7 +72,16 @@ class Checkpointer:
         saved = self.manager.metadata(step).custom_metadata or {}
         was, now = saved.get("data_devices"), self.layout.get("data_devices")
         batch, batch_now = saved.get("batch_size"), self.layout.get("batch_size")
-        if None not in (was, now) and (was != now or batch != batch_now):
+        if None not in (batch, batch_now) and batch != batch_now:
+            # The step count, the epoch it falls in, the schedule and the evaluation history
+            # are all counted in batches of the written size.
+            raise ConfigError(
+                f"config.train.batch_size = {batch_now}: the checkpoint of step {step} in "
+                f"{self.directory} was written with a batch of {batch}, and a run's steps, "
+                "epochs and learning-rate schedule are counted in its batches: resume with "
+                f"train.batch_size = {batch}, or use a new --workdir"
+            )
+        if None not in (was, now) and was != now:
             extra = methods.relayout_queues(
                 state.extra, devices=(was, now), batch=batch, batch_now=batch_now
             )

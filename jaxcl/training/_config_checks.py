@@ -75,6 +75,12 @@ def _nonnegative_int(path, value):
     number(path, value, minimum=0, integer=True)
 
 
+def _momentum(path, value):  # 1 or more would let the velocity grow without bound
+    number(path, value, minimum=0)
+    if value >= 1:
+        fail(path, value, "a number in [0, 1)")
+
+
 def _count_or_all(path, value):  # devices, processes: a positive count, or -1 for all
     number(path, value, minimum=-1, integer=True)
     if value == 0:
@@ -98,7 +104,7 @@ CHECKS = {
     "optim.schedule": lambda p, v: _choice(p, v, optim.SCHEDULES),
     "optim.lr": _positive,
     "optim.weight_decay": _nonnegative,
-    "optim.momentum": _nonnegative,
+    "optim.momentum": _momentum,
     "optim.trust_coefficient": _positive,
     "optim.decay_all": flag,
     "optim.warmup_epochs": _nonnegative,
@@ -124,6 +130,9 @@ CHECKS = {
     "data.data_seed": _nonnegative_int,
     "data.standardize": flag,
     "data.hidden_activation": lambda p, v: _choice(p, v, ("softmax", "relu", "tanh")),
+    "data.workers": _nonnegative_int,
+    "data.image_size": _nonnegative_int,
+    "eval.eval_batch_size": _positive_int,
     "eval.linear_epochs": _positive_int,
     "eval.linear_batch_size": _positive_int,
     "eval.linear_lr": _positive,

@@ -69,7 +69,9 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> dict:
       The results (also written to ``workdir/results.json``; the config goes to
       ``workdir/config.json``): the task's evaluation (test top-1 of the linear probe or
       classifier for tabular data; the graph protocols' mean accuracies), final loss,
-      timings.
+      timings: ``pretrain_seconds`` (the training loop, the evaluations run between its
+      steps included), ``in_loop_eval_seconds`` (those evaluations' share of it) and
+      ``eval_seconds`` (the final evaluation).
     """
     _config.validate(config)
     method = methods.get(config.method.name)(config)
@@ -80,11 +82,12 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> dict:
     if config.train.get("eigen_cpu_convolutions", True):
         _host.eigen_cpu_convolutions()
     _mesh.maybe_initialize_distributed()
+    # Before the workdir is touched: more data devices than exist is a config error.
+    mesh = _mesh.make_mesh(config.mesh.data)
     _workdir.check_workdir(workdir)
     _workdir.make_workdir(workdir)
     _workdir.save_config(config, workdir)
 
-    mesh = _mesh.make_mesh(config.mesh.data)
     # Steps are traced under the mesh: a method's step may use jax.shard_map over the
     # 'data' axis (e.g. a queue split by rows, updated in place) without being handed it.
     # cheap_sharding_probes (process-wide, for the whole run): flax's variable writes cost
@@ -171,7 +174,9 @@ def _run(config, workdir, method, mesh) -> dict:
             "steps": steps_taken,
             # From the state: a rerun of a finished run reports the loss of its last step.
             "final_loss": float(jax.device_get(state.last_loss)),
+            # The whole loop, in-loop evaluations included (their share just below).
             "pretrain_seconds": train_seconds,
+            "in_loop_eval_seconds": loop.eval_seconds,
             "devices": mesh.size,
             "platform": jax.devices()[0].platform,
         }
@@ -212,6 +217,7 @@ class _Loop:
         self.patience = config.train.get("early_stopping_patience", 0)
         self.pending: list[tuple[int, dict]] = []
         self.history: list[tuple[int, dict]] = []
+        self.eval_seconds = 0.0  # the evaluations run between steps (kNN monitors, curves)
 
     def flush(self, step):
         if not self.pending:
@@ -243,7 +249,9 @@ class _Loop:
 
     def evaluate(self, state, epoch, step, features_of, history):
         self.check_finite(state, step)
+        start = time.perf_counter()
         scores = self.task.evaluate(features_of(state), epoch)
+        self.eval_seconds += time.perf_counter() - start
         self.writer.write_scalars(step, _logging.scalars(scores))
         logging.info("epoch %d: %s", epoch, scores)
         history.append(epoch, scores)

@@ -11,6 +11,8 @@ from absl import logging
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from jaxcl.training._errors import ConfigError
+
 DATA_AXIS = "data"
 
 
@@ -90,7 +92,10 @@ def make_mesh(num_data_devices: int = -1) -> jax.sharding.Mesh:
     total = jax.device_count()
     n = total if num_data_devices == -1 else num_data_devices
     if not 1 <= n <= total:
-        raise ValueError(f"config.mesh.data = {num_data_devices}: only {total} devices exist")
+        raise ConfigError(
+            f"config.mesh.data = {num_data_devices}: expected -1 (all) or a count up to the "
+            f"{total} devices that exist"
+        )
     devices = np.asarray(jax.devices()[:n])
     return jax.sharding.Mesh(devices, (DATA_AXIS,))
 

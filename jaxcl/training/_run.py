@@ -10,6 +10,7 @@ from collections.abc import Callable
 import jax
 import ml_collections
 import optax
+from absl import logging
 from flax import nnx
 from jax.extend.core import jaxpr_as_fun
 from jax.sharding import NamedSharding, PartitionSpec
@@ -78,11 +79,19 @@ class Run:
 
         if method.pretrains:
             o = config.optim
+            warmup_steps = round(o.warmup_epochs * task.steps_per_epoch)
+            if total_steps and warmup_steps >= total_steps:  # the schedule cuts it short
+                logging.warning(
+                    "config.optim.warmup_epochs = %s is as long as the run (train.epochs = "
+                    "%s): the warm-up is cut to %d of %d steps and the learning rate reaches "
+                    "its peak only on the last step (a quick run of a paper config?)",
+                    o.warmup_epochs,
+                    config.train.epochs,
+                    total_steps - 1,
+                    total_steps,
+                )
             schedule = optim.make_schedule(
-                o.schedule,
-                peak=o.lr,
-                total_steps=total_steps,
-                warmup_steps=round(o.warmup_epochs * task.steps_per_epoch),
+                o.schedule, peak=o.lr, total_steps=total_steps, warmup_steps=warmup_steps
             )
             tx = method.optimizer(schedule)
         else:

@@ -72,7 +72,8 @@ def format_table(rows: dict[str, dict]) -> str:
 
 
 def run_repeats(config: ml_collections.ConfigDict, workdir: str) -> dict:
-    """``config.repeats`` runs with seeds ``seed, seed + 1, ...``: mean and std of each number.
+    """``config.repeats`` runs with seeds ``seed, seed + 1, ...``: mean and sample std
+    (``n - 1``) of each number.
 
     One run (``repeats == 1``) trains in ``workdir`` itself; several train in
     ``workdir/seed_<k>`` and the summary (``mean`` under each key, ``<key>_std`` beside it,
@@ -92,7 +93,9 @@ def run_repeats(config: ml_collections.ConfigDict, workdir: str) -> dict:
         if isinstance(value, float | int) and not isinstance(value, bool):
             values = np.array([r[key] for r in runs], np.float64)
             summary[key] = float(values.mean())
-            summary[f"{key}_std"] = float(values.std())
+            # Sample std (n - 1), as the README and the tables report spreads over seeds;
+            # results.json files written before 2026-11-30 hold the population std (n).
+            summary[f"{key}_std"] = float(values.std(ddof=1)) if len(values) > 1 else 0.0
     summary["runs"] = runs
     write_json(os.path.join(workdir, "results.json"), summary)
     return summary
