@@ -334,9 +334,13 @@ def test_a_key_of_the_wrong_kind_names_the_function_and_argument(fn_arg, wrong):
 
 @pytest.mark.parametrize("fn_arg", sorted(KEY_TAKERS), ids="-".join)
 def test_one_key_of_either_kind_is_accepted(fn_arg):
+    # A typed key and the legacy uint32 key of the same seed are the same key: equal outputs.
     call = KEY_TAKERS[fn_arg]
-    call(jax.random.key(1))
-    call(jax.random.PRNGKey(1))
+    typed, raw = call(jax.random.key(1)), call(jax.random.PRNGKey(1))
+    typed_leaves, raw_leaves = jax.tree.leaves(typed), jax.tree.leaves(raw)
+    assert jax.tree.structure(typed) == jax.tree.structure(raw) and typed_leaves
+    for t, r in zip(typed_leaves, raw_leaves, strict=True):
+        np.testing.assert_array_equal(np.asarray(t), np.asarray(r))
 
 
 @pytest.mark.parametrize("fn_arg", [("linear_mixup", "key"), ("draw_sorf", "key")], ids="-".join)

@@ -152,7 +152,8 @@ def test_resnet_uses_it_unless_told_not_to():
         return lambda x: model(x)
 
     jax.jvp(forward(without), (x,), (x,))
-    with pytest.raises(TypeError):
+    no_jvp = r"can't apply forward-mode autodiff \(jvp\) to a custom_vjp function"
+    with pytest.raises(TypeError, match=no_jvp):
         jax.jvp(forward(with_barrier), (x,), (x,))
 
 

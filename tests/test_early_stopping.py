@@ -14,7 +14,7 @@ import optax
 import pytest
 
 from jaxcl import training
-from jaxcl.training import _early_stopping, _loop
+from jaxcl.training import _early_stopping, _loop, _node_task
 from jaxcl.training._state import TrainState
 
 REPO = Path(__file__).parents[1]
@@ -39,27 +39,57 @@ def _toy_state():
     return dataclasses.replace(state, best=_early_stopping.init(params, {}))
 
 
-@pytest.mark.parametrize("patience", [1, 2, 3])
+# Two steps per epoch. Epoch 3 repeats epoch 2's steps (a tie with the best), epoch 4 has a
+# NaN step, epoch 9 an inf one: none of them improves, each counts one more bad epoch.
+_STEP_LOSSES = [
+    [0.9, 0.7],  # 1: 0.8, the first best
+    [0.5, 0.3],  # 2: 0.4, best
+    [0.5, 0.3],  # 3: 0.4, a tie: not lower
+    [np.nan, 0.1],  # 4: NaN
+    [0.6, 0.4],  # 5: 0.5
+    [0.3, 0.1],  # 6: 0.2, best
+    [0.35, 0.25],  # 7: 0.3
+    [0.05, 0.15],  # 8: 0.1, best
+    [np.inf, 0.1],  # 9: inf
+    [0.3, 0.3],  # 10
+    [0.2, 0.4],  # 11
+    [0.5, 0.5],  # 12
+    [0.01, 0.01],  # 13: best
+]
+# After each epoch: the epochs in a row without a lower loss, and the best epoch so far.
+_BAD_EPOCHS = [0, 0, 1, 2, 3, 0, 1, 0, 1, 2, 3, 4, 0]
+_BEST_EPOCH = [1, 2, 2, 2, 2, 6, 6, 8, 8, 8, 8, 8, 13]
+
+
+@pytest.mark.parametrize("patience", [1, 2, 3, 4, 5])
 def test_end_epoch_keeps_the_parameters_of_the_lowest_mean_epoch_loss(patience):
-    """Two steps per epoch; the parameters after epoch e are all e. Ties and NaN do not
-    improve. The counter reaches ``patience`` at the epoch MVGRL's loop breaks at."""
-    rng = np.random.default_rng(patience)
-    step_losses = rng.uniform(0.0, 1.0, (12, 2)).astype(np.float32)
-    step_losses[5] = step_losses[4]  # a tie with the epoch before
-    step_losses[7, 0] = np.nan
+    """The parameters after epoch e are all e. A tie (epoch 3) and NaN (epoch 4) do not
+    improve: the counter grows through them, and the best stays epoch 2 until epoch 6. The
+    counter reaches ``patience`` at the epoch MVGRL's loop breaks at (3, 4 and 5 for patience
+    1-3, past the tie and the NaN; 12 for 4; never for 5)."""
+    step_losses = np.asarray(_STEP_LOSSES, np.float32)
     epoch_losses = step_losses.astype(np.float64).mean(1)
-    expected_best, expected_stop = _mvgrl_rule(epoch_losses, patience)
+    expected_stop = {1: 3, 2: 4, 3: 5, 4: 12, 5: None}[patience]
+    last = expected_stop or len(_STEP_LOSSES)  # the epoch trained last
+    expected_best = _BEST_EPOCH[last - 1]
+    assert _mvgrl_rule(epoch_losses, patience) == (expected_best, last)
     end_epoch = jax.jit(_early_stopping.end_epoch)
-    state, stop = _toy_state(), None
+    state, stop, counts, bests = _toy_state(), None, [], []
     for epoch, losses in enumerate(step_losses, start=1):
         for loss in losses:
             state = dataclasses.replace(state, best=_early_stopping.add_step_loss(state.best, loss))
         state = dataclasses.replace(state, params={"w": jnp.full((3,), float(epoch))})
         state = end_epoch(state, np.int32(epoch))
-        if stop is None and _early_stopping.stopped(state, patience):
+        counts.append(int(state.best["bad_epochs"]))
+        bests.append(_early_stopping.summary(state)["best_epoch"])
+        if _early_stopping.stopped(state, patience):
             stop = epoch
             break
-    assert stop == (expected_stop if expected_stop < len(epoch_losses) else None)
+    assert stop == expected_stop
+    trained = len(counts)
+    assert counts == _BAD_EPOCHS[:trained] and bests == _BEST_EPOCH[:trained]
+    if patience >= 3:  # the tie and the NaN came before the stop, and did not improve
+        assert counts[1:5] == [0, 1, 2, 3] and bests[1:5] == [2, 2, 2, 2]
     summary = _early_stopping.summary(state)
     assert summary["best_epoch"] == expected_best
     np.testing.assert_allclose(summary["best_loss"], epoch_losses[expected_best - 1], rtol=1e-6)
@@ -104,10 +134,26 @@ def _record_step_losses(monkeypatch):
     return losses
 
 
+def _count_batches(monkeypatch):
+    """Counts the training batches the node task hands out (one graph a step)."""
+    drawn = {"n": 0}
+    original = _node_task.NodeClassificationTask.batches
+
+    def counting(self, epoch):
+        for batch in original(self, epoch):
+            drawn["n"] += 1
+            yield batch
+
+    monkeypatch.setattr(_node_task.NodeClassificationTask, "batches", counting)
+    return drawn
+
+
 def test_a_node_run_stops_and_is_scored_with_its_best_epochs_parameters(tmp_path, monkeypatch):
     losses = _record_step_losses(monkeypatch)
+    drawn = _count_batches(monkeypatch)
     c = _grace_config(epochs=80, patience=2)
     r = training.train_and_evaluate(c, str(tmp_path / "a"))
+    assert drawn["n"] == r["steps"]  # the spy sees every step's batch
     epoch_losses = [losses[s] for s in sorted(losses)]
     best, stop = _mvgrl_rule(epoch_losses, 2)
     assert stop < 80, "the test's setting must stop early"
@@ -130,8 +176,10 @@ def test_a_node_run_stops_and_is_scored_with_its_best_epochs_parameters(tmp_path
         plain.params,
     )
 
-    # A rerun of the stopped run trains nothing and reports the same.
+    # A rerun of the stopped run trains nothing (not one batch drawn) and reports the same.
+    drawn["n"] = 0
     rerun = training.train_and_evaluate(c, str(tmp_path / "a"))
+    assert drawn["n"] == 0
     assert {k: rerun[k] for k in ("steps", "early_stopping_best_epoch", "test_top1")} == {
         k: r[k] for k in ("steps", "early_stopping_best_epoch", "test_top1")
     }

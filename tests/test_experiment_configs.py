@@ -106,7 +106,8 @@ def test_every_experiment_docstring_has_numbers_not_placeholders():
     files = sorted(REPO.glob("experiments/**/*.py"))
     assert len(files) >= 20
     for path in files:
-        doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+        doc = ast.get_docstring(ast.parse(path.read_text()))
+        assert doc and doc.strip(), f"{path}: no module docstring"
         for marker in ("MEASURED_CPU", "RESULTS_PLACEHOLDER", "TBD", "TODO"):
             assert marker not in doc, f"{path}: docstring still says {marker}"
 

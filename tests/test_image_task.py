@@ -147,11 +147,23 @@ def test_domain_agnostic_rows_mix_whole_images_in_unit_range():
     method = _method("dacl", alpha=0.9)
     batch = _images_batch()
     x = _images.whole_images(batch.x)
-    assert x.dtype == jnp.float32 and float(x.max()) <= 1.0
-    crops = _images.whole_images(_images_batch(shape=(1, 10, 10, 3)).x)
+    assert x.dtype == jnp.float32 and x.shape == batch.x.shape
+    # x / 255 (XLA may multiply by the reciprocal: equal to within a rounding)
+    np.testing.assert_allclose(x, np.asarray(batch.x, np.float64) / 255, rtol=1e-6, atol=0)
+    assert float(x.min()) >= 0.0 and float(x.max()) <= 1.0
+    host = _images_batch(shape=(2, 10, 10, 3), seed=1).x  # host crops: the first one
+    crops = _images.whole_images(host)
     assert crops.shape == (12, 10, 10, 3)
-    loss, _ = method.loss(Flat(300, nnx.Rngs(0)), batch, jax.random.key(0), {})
-    assert np.isfinite(float(loss))
+    np.testing.assert_allclose(crops, np.asarray(host[:, 0], np.float64) / 255, rtol=1e-6, atol=0)
+    # The loss: NT-Xent between two linear Mixup-noise views of the scaled images.
+    model, key = Flat(300, nnx.Rngs(0)), jax.random.key(0)
+    loss, metrics = method.loss(model, batch, key, {})
+    k1, k2 = jax.random.split(key)
+    m1 = mixers.linear_mixup(k1, x, alpha=0.9)
+    m2 = mixers.linear_mixup(k2, x, alpha=0.9)
+    want = losses.nt_xent(model(m1), model(m2), temperature=0.5)
+    np.testing.assert_allclose(loss, want, rtol=1e-5)
+    np.testing.assert_allclose(metrics["loss"], want, rtol=1e-5)
 
 
 @pytest.mark.parametrize(

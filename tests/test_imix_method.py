@@ -87,20 +87,24 @@ def test_imix_loss_mixes_with_one_or_a_per_sample_coefficient(per_sample):
 
 @pytest.mark.parametrize("per_sample", [False, True])
 def test_momentum_imix_rows_mix_with_the_configured_coefficient(per_sample):
-    # MoCo's queries and BYOL's first online view draw their lam the way
-    # config.method.lam_per_sample says, through the same mixer.
+    # MoCo's queries and BYOL's two online views draw their lam the way
+    # config.method.lam_per_sample says, through the same mixer; BYOL mixes view a with the
+    # first half of the key's split and view b with the second.
     x = jnp.asarray(np.random.default_rng(3).uniform(size=(8, 6, 6, 3)), jnp.float32)
+    y = jnp.asarray(np.random.default_rng(5).uniform(size=(8, 6, 6, 3)), jnp.float32)
     key = jax.random.key(4)
     for name in ("imix_moco", "imix_byol"):
         config = base_config("cifar10", name)
         config.method.lam_per_sample = per_sample
         method = methods.get(name)(config)
         if name == "imix_moco":
-            got, k = method.queries(key, x), key
+            checks = [(method.queries(key, x), key, x)]
         else:
-            a_mix, _, lams, perms = method.mix(key, x, x)
-            got, k = (a_mix, lams[0], perms[0]), jax.random.split(key)[0]
-        want = mixers.imix_mixup(k, x, alpha=config.method.alpha, per_sample=per_sample)
-        assert got[1].shape == ((8,) if per_sample else ()), name
-        for g, w in zip(got, want, strict=True):
-            np.testing.assert_array_equal(g, w)
+            a_mix, b_mix, lams, perms = method.mix(key, x, y)
+            k_a, k_b = jax.random.split(key)
+            checks = [((a_mix, lams[0], perms[0]), k_a, x), ((b_mix, lams[1], perms[1]), k_b, y)]
+        for got, k, view in checks:
+            want = mixers.imix_mixup(k, view, alpha=config.method.alpha, per_sample=per_sample)
+            assert got[1].shape == ((8,) if per_sample else ()), name
+            for g, w in zip(got, want, strict=True):
+                np.testing.assert_array_equal(g, w)

@@ -682,10 +682,16 @@ def test_node_table_picks_the_best_checkpoint_on_test_up_to_the_rows_epoch(tmp_p
         assert out["pick"] == pick
         assert out["rows"]["mp"]["test_acc"] == accs and out["rows"]["mp"]["picked_epochs"] == at
     assert "83.00, 84.00 (epochs 20, 10)" in capsys.readouterr().out
-    with pytest.raises(SystemExit):  # argparse: not a choice
+    # argparse exits with status 2 and writes its message to stderr
+    with pytest.raises(SystemExit) as refused:  # not a choice
         table.main(["--data", "cora", "--jsons", *files, "--pick", "first"])
-    with pytest.raises(SystemExit):  # runs hold only their last epoch's result
+    assert refused.value.code == 2
+    assert "argument --pick: invalid choice: 'first'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:  # runs hold only their last epoch's result
         table.main(["--data", "cora", "--runs", f"mp={tmp_path}", "--pick", "best"])
+    assert refused.value.code == 2
+    err = capsys.readouterr().err
+    assert "--runs with --pick best: runs hold their last epoch's result" in err
 
 
 def test_node_curves_early_stopping_is_mvgrls_rule():

@@ -71,18 +71,39 @@ def test_eight_devices_match_one(tmp_path):
     assert one["steps"] == eight["steps"] == 3 * (1437 // 64)
     np.testing.assert_allclose(eight["final_loss"], one["final_loss"], rtol=1e-4)
     assert abs(eight["test_top1"] - one["test_top1"]) <= 2 / 360  # at most two test digits
-    for r in (one, eight):
+    for name, r in (("one", one), ("eight", eight)):
         assert 0.1 < r["test_top1"] <= 1 and 0 < r["knn_top1"] <= 1
-        assert (tmp_path / "one" / "results.json").exists()
+        written = _results(tmp_path / name)
+        assert (written["devices"], written["steps"]) == (r["devices"], r["steps"]), name
+        assert written["test_top1"] == r["test_top1"], name
 
 
-def test_rerun_resumes_from_the_last_checkpoint_and_does_no_more_steps(tmp_path, capfd):
+def _count_batches(monkeypatch):
+    """Counts the training batches the tabular task hands out (the trainer's only source)."""
+    drawn = {"n": 0}
+    original = _tabular_task.RowBatches.batches
+
+    def counting(self, epoch):
+        for batch in original(self, epoch):
+            drawn["n"] += 1
+            yield batch
+
+    monkeypatch.setattr(_tabular_task.RowBatches, "batches", counting)
+    return drawn
+
+
+def test_rerun_resumes_from_the_last_checkpoint_and_does_no_more_steps(tmp_path, monkeypatch):
+    drawn = _count_batches(monkeypatch)
     first = training.train_and_evaluate(_tiny(), str(tmp_path))
+    assert drawn["n"] == first["steps"] > 0  # the spy sees every training step's batch
     ckpts = sorted(int(p.name) for p in (tmp_path / "checkpoints").iterdir() if p.name.isdigit())
     assert ckpts[-1] == first["steps"] and len(ckpts) <= 3  # keep_checkpoints
     saved = json.loads((tmp_path / "config.json").read_text())
     assert saved["method"]["name"] == "dacl" and saved["seed"] == _tiny().seed
+    drawn["n"] = 0
     again = training.train_and_evaluate(_tiny(), str(tmp_path))
+    assert drawn["n"] == 0  # restored at the last step: not one batch trained
+    assert again["steps"] == first["steps"] and again["final_loss"] == first["final_loss"]
     assert again["test_top1"] == first["test_top1"]
     assert again["pretrain_seconds"] < first["pretrain_seconds"]
     assert not (tmp_path / "config.1.json").exists()  # same config: nothing to keep aside
