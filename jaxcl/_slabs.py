@@ -232,6 +232,10 @@ def _slabs(rows, cols, values, num_rows, slab_width, dtype) -> Slabs:
 
 def _slab_product(slabs: Slabs, num_rows: int, dense: jax.Array) -> jax.Array:
     """``[num_rows, d]``: each slab's entries times the rows of ``dense`` they name, summed."""
+    # bfloat16/float16 rows are summed in float32 (a high-degree node's many terms would
+    # lose the small ones in 8 bits of mantissa) and rounded once at the end.
+    narrow = jnp.issubdtype(dense.dtype, jnp.floating) and jnp.finfo(dense.dtype).bits < 32
+    out_dtype, dense = dense.dtype, dense.astype(jnp.float32) if narrow else dense
     idx, val = slabs.indices, slabs.values.astype(dense.dtype)
 
     def term(k):
@@ -243,7 +247,7 @@ def _slab_product(slabs: Slabs, num_rows: int, dense: jax.Array) -> jax.Array:
     # Always a segment sum, even when every row fits in one slab: XLA does not fuse a
     # scatter into its consumers, so the gathers run once per slab rather than once per
     # element a consumer reads (a GCN's per-edge messages would redo them for every edge).
-    return jax.ops.segment_sum(out, slabs.rows, num_rows, indices_are_sorted=True)
+    return jax.ops.segment_sum(out, slabs.rows, num_rows, indices_are_sorted=True).astype(out_dtype)
 
 
 def _value_grad(slabs: Slabs, dense: jax.Array, g: jax.Array) -> jax.Array:

@@ -43,6 +43,15 @@ def _like(mask: jax.Array | None, shape: tuple[int, ...]) -> jax.Array | None:
     return None if mask is None else jnp.reshape(mask, shape)
 
 
+def _wide(values: jax.Array) -> jax.Array:
+    """``values`` in float32 when they are a narrower float (bfloat16, float16): sums over
+    many nodes or edges lose the small terms in 8 bits of mantissa (the sum of 400 nodes'
+    bfloat16 states came out 9% off), so they are added in float32 and rounded once."""
+    if jnp.issubdtype(values.dtype, jnp.floating) and jnp.finfo(values.dtype).bits < 32:
+        return values.astype(jnp.float32)
+    return values
+
+
 def _masked(values: jax.Array, mask: jax.Array | None) -> jax.Array:
     if mask is None:
         return values
@@ -90,12 +99,12 @@ def aggregate_edges(
             messages, receivers, _like(edge_mask, receivers.shape)
         )
     return jax.ops.segment_sum(
-        _masked(messages, edge_mask),
+        _wide(_masked(messages, edge_mask)),
         receivers,
         num_segments=num_nodes,
         indices_are_sorted=sorted_receivers,
         mode="promise_in_bounds",
-    )
+    ).astype(messages.dtype)
 
 
 def gather_nodes(values: jax.Array, indices: jax.Array, *, batch_dims: int = 0) -> jax.Array:
@@ -220,20 +229,20 @@ def _pool(n_node, values, node_mask, *, num_nodes: int, reduction: str) -> jax.A
     ids = _local_graph_ids(n_node, num_nodes)
     num_graphs = n_node.shape[0]
     total = jax.ops.segment_sum(
-        _masked(values, node_mask),
+        _wide(_masked(values, node_mask)),
         ids,
         num_segments=num_graphs,
         indices_are_sorted=True,
         mode="promise_in_bounds",
     )
     if reduction == "sum":
-        return total
-    ones = jnp.ones(values.shape[:1], values.dtype)
+        return total.astype(values.dtype)
+    ones = jnp.ones(values.shape[:1], total.dtype)
     count = jax.ops.segment_sum(
         _masked(ones, node_mask), ids, num_segments=num_graphs, indices_are_sorted=True
     )
     count = count.reshape(count.shape + (1,) * (values.ndim - 1))
-    return total / jnp.maximum(count, 1)
+    return (total / jnp.maximum(count, 1)).astype(values.dtype)
 
 
 def gcn_normalization(
