@@ -362,6 +362,15 @@ def test_to_unit_range():
         (lambda: augment.gaussian_blur(IMAGE, 0.0, kernel_size=3), "`sigma`"),
         (lambda: augment.random_grayscale(jax.random.key(0), IMAGE, p=1.5), "`p`"),
         (lambda: augment.adjust_saturation(UINT8, 1.0), "floating dtype"),
+        # A box outside the image (or empty) used to crop silently into black.
+        (lambda: augment.resized_crop(IMAGE, [6, 6, 40, 40], 4), r"`box` .* must lie inside"),
+        (lambda: augment.resized_crop(IMAGE, [0, 0, 0, 4], 4), r"height and width >= 1"),
+        (lambda: augment.resized_crop(IMAGE, [-1, 0, 4, 4], 4), r"must lie inside"),
+        # hue = 0.2 s: the error names strength, not the hue the user never gave.
+        (
+            lambda: augment.simclr_view(jax.random.key(0), IMAGE, size=8, strength=3.0),
+            r"simclr_view: `strength` must lie in \[0.0, 2.5\], got 3.0",
+        ),
     ],
 )
 def test_bad_arguments_name_the_function_and_argument(call, match):

@@ -129,6 +129,8 @@ def test_flax_batch_norm_in_a_model_is_named_not_left_ungrouped():
             self.ours = models.BatchNorm(3, rngs=nnx.Rngs(0))
             self.theirs = nnx.BatchNorm(3, rngs=nnx.Rngs(0))
 
+    mixed = Mixed()
     with pytest.raises(ValueError, match=r"flax's and cannot group.*'theirs'"):
-        models.set_batch_norm_groups(Mixed(), 2)
+        models.set_batch_norm_groups(mixed, 2)
+    assert mixed.ours.groups == 1  # refused before any layer changed, not left half grouped
     models.set_batch_norm_groups(Mixed(), 1)  # nothing to group: fine

@@ -173,9 +173,12 @@ def test_batch_norm_is_over_the_global_batch_when_the_batch_is_sharded():
         ({"depth": 20}, "`depth` must be one of"),
         ({"depth": 18, "stem": "tiny"}, "`stem` must be one of"),
         ({"depth": 18, "width_multiplier": 0}, "`width_multiplier` must be a positive int"),
+        # A 4x model asked for with a base width too: refused, not built at the base width.
+        ({"depth": 18, "width_multiplier": 4, "base_width": 16}, "not both"),
     ],
 )
 def test_bad_arguments(kwargs, match):
+    assert models.ResNet(18, width_multiplier=1, base_width=16, rngs=nnx.Rngs(0)).features == 128
     with pytest.raises(ValueError, match=match):
         models.ResNet(**kwargs, rngs=nnx.Rngs(0))
     with pytest.raises(ValueError, match="images"):

@@ -367,3 +367,12 @@ def test_repeats_summarise_runs_by_mean_and_sample_std(tmp_path, monkeypatch):
     assert summary["test_top1"] == pytest.approx(np.mean(values))
     assert summary["test_top1_std"] == pytest.approx(np.std(values, ddof=1))  # 0.0084, not 0.0069
     assert [r["test_top1"] for r in summary["runs"]] == values
+
+
+@pytest.mark.parametrize("depth", [0, -3, 1.5, True])
+def test_mlp_depth_is_checked_by_name(depth):
+    """``projection_head(depth=0)`` used to build one layer without a word."""
+    with pytest.raises(ValueError, match=r"projection_head: `depth` must be an int >= 1"):
+        models.projection_head(8, depth=depth, width=8, out_dim=4, rngs=nnx.Rngs(0))
+    with pytest.raises(ValueError, match=r"mlp_encoder: `depth` must be an int >= 1"):
+        models.mlp_encoder(8, depth=depth, width=8, rngs=nnx.Rngs(0))

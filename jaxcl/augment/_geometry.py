@@ -106,6 +106,17 @@ def resized_crop(image: jax.typing.ArrayLike, box: jax.typing.ArrayLike, size) -
     box = jnp.asarray(box)
     if box.shape != (4,):
         checks.fail(fn, f"`box` must be [top, left, height, width], got shape {box.shape}")
+    concrete = checks.concrete_array(box)
+    if concrete is not None:  # a traced box (random_resized_crop's) is inside by construction
+        t, l_, bh, bw = (int(v) for v in concrete)
+        height, width = image.shape[:2]
+        inside = 0 <= t and t + bh <= height and 0 <= l_ and l_ + bw <= width
+        if not (bh >= 1 and bw >= 1 and inside):
+            checks.fail(
+                fn,
+                f"`box` [top, left, height, width] = {[t, l_, bh, bw]} must lie inside the "
+                f"{height} x {width} image with height and width >= 1",
+            )
     top, left, h, w = (box[i].astype(jnp.float32) for i in range(4))
     scale = jnp.stack([out_h / h, out_w / w])
     translation = jnp.stack([-top * out_h / h, -left * out_w / w])

@@ -37,7 +37,8 @@ def simclr_view(
       key: one PRNG key; the same key gives the same view.
       image: ``[H, W, C]`` image in ``[0, 1]``, ``C`` in (1, 3).
       size: side (or ``(height, width)``) of the view.
-      strength: colour distortion strength ``s``.
+      strength: colour distortion strength ``s`` in ``[0, 2.5]`` (hue's ``0.2 s`` cannot pass
+        half a turn).
       blur_p: probability of the blur.
       crop_scale: range of the crop's area fraction.
       crop: False for an image the host already cropped to ``size`` (varying-size data
@@ -53,7 +54,7 @@ def simclr_view(
     fn = "simclr_view"
     checks.prng_key(fn, "key", key)
     image = image_array(fn, "image", image, ndim=3)
-    checks.nonnegative(fn, "strength", strength)
+    checks.in_range(fn, "strength", strength, 0.0, 2.5)
     crop_key, flip_key, jitter_key, gray_key, blur_key = jax.random.split(key, 5)
     x = random_resized_crop(crop_key, image, size=size, scale=crop_scale) if crop else image
     x = random_flip(flip_key, x)

@@ -110,16 +110,18 @@ def set_batch_norm_groups(model: nnx.Module, groups: int) -> nnx.Module:
     grouped.
     """
     _check_groups(groups)
-    plain = []
+    ours, plain = [], []
     for path, module in nnx.iter_modules(model):
         if isinstance(module, BatchNorm):
-            module.groups = groups
+            ours.append(module)
         elif isinstance(module, nnx.BatchNorm):
             plain.append("/".join(map(str, path)))
-    if plain and groups > 1:
+    if plain and groups > 1:  # refused before any layer is changed
         raise ValueError(
             f"set_batch_norm_groups: groups={groups}, but these batch norms are flax's and "
             f"cannot group their statistics: {plain} (build them with "
             "jaxcl.models.BatchNorm)"
         )
+    for module in ours:
+        module.groups = groups
     return model

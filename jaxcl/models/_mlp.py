@@ -94,8 +94,14 @@ class Classifier(nnx.Module):
         return self.logits(self.encoder(x))
 
 
+def _check_depth(fn: str, depth) -> None:
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise ValueError(f"{fn}: `depth` must be an int >= 1 (layers), got {depth!r}")
+
+
 def mlp_encoder(in_features: int, *, depth: int, width: int, rngs: nnx.Rngs, **kw) -> MLP:
     """``depth`` layers of ``width`` units, each ``Linear -> BN -> ReLU``."""
+    _check_depth("mlp_encoder", depth)
     return MLP(in_features, (width,) * depth, rngs=rngs, **kw)
 
 
@@ -111,6 +117,7 @@ def projection_head(
 ) -> MLP:
     """``depth`` layers ending in ``out_dim`` units, no ReLU on the output; BN after every
     layer, or (``output_norm=False``) after every layer but the last, which keeps its bias."""
+    _check_depth("projection_head", depth)
     return MLP(
         in_features,
         (width,) * (depth - 1) + (out_dim,),

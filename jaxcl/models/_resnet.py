@@ -168,6 +168,12 @@ class ResNet(nnx.Module):
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"ResNet: `{name}` must be a positive int, got {value!r}")
+        if base_width is not None and width_multiplier != 1:
+            raise ValueError(
+                f"ResNet: give `width_multiplier` ({width_multiplier}) or `base_width` "
+                f"({base_width}), not both: the stem's width is 64 * width_multiplier, or "
+                "base_width when given"
+            )
         if not isinstance(cpu_gradient_barrier, bool):
             raise ValueError(
                 f"ResNet: `cpu_gradient_barrier` must be a bool, got {cpu_gradient_barrier!r}"
