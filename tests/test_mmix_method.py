@@ -255,12 +255,16 @@ def test_gradients_reach_g_and_the_projections_even_without_the_diversity_loss()
         assert norms[name] > 0, (name, norms)
 
 
-def test_op_threshold_changes_the_mix_and_wp_ignores_it():
+def test_op_threshold_changes_the_mix_and_wp_refuses_it():
     method, model, inputs = _setup(mixing="mo", diversity=0.0, partners="op", threshold=0.99)
     z_a, _ = model.embed(inputs)
     got = method.mix(model, z_a, inputs.graph, jax.random.key(0))
     np.testing.assert_allclose(got, mixers.mo_mix(z_a, threshold=0.99), rtol=1e-6)
     assert not np.allclose(got, mixers.mo_mix(z_a))
+    # -wp mixes neighbours only: a threshold or a block size there used to be ignored silently.
+    for hp in ({"threshold": 0.5}, {"block_size": 256}):
+        with pytest.raises(ValueError, match="act only over all nodes"):
+            _setup(mixing="mo", diversity=0.0, partners="wp", **hp)
 
 
 @pytest.mark.parametrize("mixing", ["mo", "mp"])

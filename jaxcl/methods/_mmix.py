@@ -13,8 +13,7 @@ from jaxcl.methods._grace import GRACE
 from jaxcl.methods._mvgrl import MVGRL, MVGRLInputs
 from jaxcl.methods._windows import draw_windows, over_windows
 
-# "none": no mixing (z_hat = z, then g): the control that separates the mixing's effect
-# from the objective's and g's, which the paper does not report.
+# "none": no mixing (z_hat = z, then g): the control for the mixing's effect (not in the paper).
 MIXINGS = ("random", "binary", "mo", "mp", "none")
 # Node level also "propagate": z_hat = P z with the adjacency view's normalised matrix P as
 # fixed weights (the official node script as first published, before its attention was used).
@@ -25,8 +24,7 @@ EVAL_FEATURES = ("mixed", "encoder")
 # The node objective's negatives: Eq. 7's both views ("both") or the other view's only, as
 # the official node script contrasts ("cross").
 NODE_NEGATIVES = ("both", "cross")
-# The key of random-mix at evaluation: a fixed draw, so that the embeddings are a function
-# of the parameters.
+# The key of random-mix at evaluation: a fixed draw (embeddings a function of the parameters).
 EVAL_KEY = 0
 PARTNERS = ("wp", "op")
 # Where the node model mixes: the adjacency view's output, ``g(mix(PReLU(A X W)))`` (our
@@ -222,13 +220,17 @@ class MVGRLMix(MVGRL):
             )
         check_choice(self.name, "eval_features", hp.eval_features, EVAL_FEATURES)
         check_choice(self.name, "negatives", hp.negatives, NODE_NEGATIVES)
-        if hp.block_size < 0:
-            raise ValueError(f"config.method.block_size = {hp.block_size!r}: expected >= 0")
+        check_range(self.name, hp, "block_size", 0)
         check_choice(self.name, "mix_at", hp.mix_at, MIX_AT)
         check_range(self.name, hp, "mix_temperature", 0.0, low_open=True)
         if not 0.0 <= hp.mix_dropout < 1.0:
             raise ValueError(f"config.method.mix_dropout = {hp.mix_dropout!r}: expected [0, 1)")
         check_range(self.name, hp, "threshold", -1.0, 1.0)  # a cosine; -1: no threshold
+        if hp.partners == "wp" and (hp.threshold > -1.0 or hp.block_size):  # -op's settings
+            raise ValueError(
+                f"config.method.threshold = {hp.threshold!r}, block_size = {hp.block_size!r}: "
+                "they act only over all nodes (partners='op'); -wp mixes a node's neighbours"
+            )
         depth = config.model.encoder_depth
         if hp.mix_at == "pre_activation" and depth != 1:
             raise ValueError(
