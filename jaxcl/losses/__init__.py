@@ -1,11 +1,15 @@
 """Contrastive losses: pure functions of embeddings, jit- and shard_map-ready.
 
-Every loss takes ``[batch, dim]`` embeddings, keyword-only hyperparameters and an optional
-``axis_name``. Inside ``jax.shard_map`` over a batch-sharded mesh axis, pass that axis name:
-InfoNCE-type losses then contrast against the global batch (all-gathering the other view),
-``esco_loss`` psums its D-dimensional random-feature sums, and every device returns the
-global-batch mean, whose gradient with respect to each device's rows equals the matching rows
-of the single-device gradient.
+The losses take their inputs (embeddings, or for OUCL similarity sets) and keyword-only
+hyperparameters. ``infonce``, ``nt_xent``, ``imix_npair_loss``, ``imix_byol_loss`` and
+``esco_loss`` also take an optional ``axis_name``: inside ``jax.shard_map`` over a
+batch-sharded mesh axis, pass that axis name, and the InfoNCE-type losses contrast against the
+global batch (all-gathering the other view), ``esco_loss`` psums its D-dimensional
+random-feature sums, and every device returns the global-batch mean, whose gradient with
+respect to each device's rows equals the matching rows of the single-device gradient. The
+others (m-Mix's, OUCL's, ``metaug_margin_loss``, ``local_global_jsd``) have no ``axis_name``:
+call them on global arrays under ``jit`` (which partitions them over a sharded batch), not on
+one shard inside ``shard_map``, where m-Mix's objectives would see only the shard's negatives.
 
 Under ``jax.pmap`` (kept by JAX in maintenance mode) the values are the same, but pmap's
 ``psum`` transposes to ``psum``, so gradients of the returned loss come out multiplied by the

@@ -67,7 +67,7 @@ SPLIT_DEFAULTS = {"views": "lab", "crop_min_scale": 0.2}
 OUCL_DEFAULTS = {
     "oucl": "quadratic",  # Eq. 10, the paper's final form
     "beta": 16.0,  # the official code's temperature (gama_gh)
-    "gamma": 0.4,  # App. A.4
+    "gamma": 0.4,  # App. A.4; read by the weighted and quadratic forms only (not by margin)
     "margin": 0.0,  # lambda of Eq. 8
     "decay": 1.0,  # phi_dec of §4.4 (Eq. 9)
     "queue_size": 4096,

@@ -12,7 +12,7 @@ from jaxcl.methods._images import IMAGE_VIEW_DEFAULTS, SimCLR, simclr_views
 
 @register
 class SimCLRMix(SimCLR):
-    """SimCLR + binary-mix or mo-mix-op (m-Mix §4.3, Table 3).
+    """SimCLR + binary-mix or mo-mix-op (m-Mix §4.2, Table 3).
 
     Two SimCLR views ``a``, ``b`` of every image go through the encoder and head; the first
     view's l2-normalised embeddings ``z_a`` are mixed over the global batch (unit vectors, as
@@ -23,12 +23,13 @@ class SimCLRMix(SimCLR):
     the loss is NT-Xent of ``(mix(z_a), z_b)`` at ``temperature``: each mixed embedding keeps
     its own image's second view as the positive and meets the others' as negatives.
 
-    Our reading: the paper gives neither theta nor C for images; the official code
-    (Sherrylone/M-Mix ``image/main.py``) mixes the l2-normalised first view with a softmax
-    over the rows above ``threshold = 0.95`` (the row itself included, no fixed C) and
-    detaches the weights. We keep mo-mix as Eq. 5 defines it (C = 0.2, theta 0.95 from the
-    code) and let gradients flow through the weights; ``threshold = -1`` means none. The
-    threshold restricts binary-mix's partners too (the ``binary`` row sets it to -1).
+    Our reading: the paper gives no theta for images, and C only as mo-mix's default 0.2
+    (App. A); the official code (Sherrylone/M-Mix ``image/main.py``) mixes the l2-normalised
+    first view with a softmax over the rows above ``threshold = 0.95`` (the row itself
+    included, no fixed C) and detaches the weights. We keep mo-mix as Eq. 5 defines it
+    (C = 0.2, theta 0.95 from the code) and let gradients flow through the weights;
+    ``threshold = -1`` means none. The threshold restricts binary-mix's partners too (the
+    ``binary`` row sets it to -1).
     """
 
     name = "simclr_mmix"

@@ -162,7 +162,7 @@ def mo_mix(
 
     Args:
       z: ``[N, F]`` embeddings (any float dtype; mixed in at least float32).
-      self_weight: ``C`` in ``[0, 1]`` (the paper's default 0.2).
+      self_weight: ``C`` in ``[0, 1]`` (the paper's default 0.2, App. A).
       threshold: theta, or None for no threshold.
       temperature: ``t > 0`` dividing the similarities (1 in the paper).
       senders, receivers: ``[E]`` edges (both or neither): the -wp neighbourhoods.
@@ -285,7 +285,7 @@ def binary_mix(
     """binary-mix: each row mixed with its single most similar partner (the paper's baseline).
 
     ``z_hat_i = (1 - weight) z_i + weight z_j*``, ``j* = argmax_{j in P(i)} cos(z_i, z_j)``
-    (m-Mix Section 4.3: "the most similar negative ... with mixing weight 0.5"). Partners,
+    (m-Mix Section 4.2: "the most similar negative ... with mixing weight 0.5"). Partners,
     ``threshold``, ``where``, ``block_size``, ``slabs`` and ``dropout`` as :func:`mo_mix`.
     """
     fn = "binary_mix"
@@ -313,7 +313,7 @@ def random_mix(
 ) -> jax.Array:
     """random-mix: the softmax of standard-normal scores over the partners and the row itself.
 
-    m-Mix's baseline for its weights (Section 4.4: weights "from Gaussian distribution ...
+    m-Mix's baseline for its weights (Section 4.3: weights "from Gaussian distribution ...
     regularized with Softmax"), a fresh draw per call. The dense path draws row ``i``'s
     scores from ``fold_in(key, i)``, so the result does not depend on ``block_size``; the
     sparse (-wp) path draws one score per edge and per row, so the two paths' draws differ
