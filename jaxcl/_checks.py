@@ -111,15 +111,20 @@ def number(fn: str, name: str, value):
     return _concrete(value)
 
 
+def _finite(v) -> bool:
+    """A Python int of any size is finite (``np.isfinite`` refuses ints past 64 bits)."""
+    return isinstance(v, numbers.Integral) or bool(np.isfinite(v))
+
+
 def positive(fn: str, name: str, value) -> None:
     v = number(fn, name, value)
-    if v is not None and not (np.isfinite(v) and v > 0):
+    if v is not None and not (_finite(v) and v > 0):
         fail(fn, f"`{name}` must be a finite number > 0, got {_show(value)}")
 
 
 def nonnegative(fn: str, name: str, value) -> None:
     v = number(fn, name, value)
-    if v is not None and not (np.isfinite(v) and v >= 0):
+    if v is not None and not (_finite(v) and v >= 0):
         fail(fn, f"`{name}` must be a finite number >= 0, got {_show(value)}")
 
 
@@ -128,7 +133,7 @@ def is_real(value) -> bool:
     return (
         isinstance(value, numbers.Real)
         and not isinstance(value, bool | np.bool_)
-        and bool(np.isfinite(value))
+        and _finite(value)
     )
 
 
@@ -159,7 +164,7 @@ def in_range(
         return
     ok_low = v > low if low_open else v >= low
     ok_high = v < high if high_open else v <= high
-    if not (np.isfinite(v) and ok_low and ok_high):
+    if not (_finite(v) and ok_low and ok_high):
         interval = f"{'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
         fail(fn, f"`{name}` must lie in {interval}, got {_show(value)}")
 

@@ -411,3 +411,15 @@ def test_temperature_as_an_int_or_a_traced_scalar_is_accepted(name):
     np.testing.assert_allclose(
         jax.jit(call)(jnp.float32(2.0), za, zb), call(2.0, za, zb), rtol=1e-5, atol=1e-6
     )
+
+
+def test_a_python_int_past_64_bits_is_a_named_value_error_not_a_type_error():
+    from jaxcl import _checks
+
+    huge = 10**400
+    _checks.positive("f", "x", huge)  # a finite number > 0
+    assert _checks.is_real(huge) and _checks.is_integer(huge)
+    with pytest.raises(ValueError, match=r"f: `x` must lie in \[0, 1\]"):
+        _checks.in_range("f", "x", huge, 0, 1)
+    with pytest.raises(ValueError, match=r"f: `x` must be a finite number >= 0"):
+        _checks.nonnegative("f", "x", -huge)

@@ -271,14 +271,18 @@ def test_collective_bytes_reads_shapes_and_groups():
             "  %e = f32[10]{0} add(%p, %q)",
             "  %f = f32[16]{0} reduce-scatter(%v), replica_groups=[2,4]<=[8], dimensions={0}",
             "  %g = f32[16]{0} reduce-scatter(%u), replica_groups={}, dimensions={0}",
+            # async permute: (operand, result, context): its payload is the result, once
+            "  %h = (f32[1024]{0}, f32[1024]{0}, u32[], u32[]) collective-permute-start(%t)",
+            "  %i = f32[1024]{0} collective-permute-done(%h)",
+            "  %j = f8e4m3fnuz[256]{0} all-reduce(%s), replica_groups={}",
         ]
     )
     r = training.collective_bytes(text, num_devices=8)
     assert [o["op"] for o in r["ops"]] == ["all-reduce", "reduce-scatter", "all-gather"] + [
         "reduce-scatter"
-    ] * 2
-    assert [o["group_size"] for o in r["ops"]] == [4, 4, 8, 4, 8]
+    ] * 2 + ["collective-permute", "all-reduce"]
+    assert [o["group_size"] for o in r["ops"]] == [4, 4, 8, 4, 8, 8, 8]
     assert [o["bytes"] for o in r["ops"]] == [
-        4 + 2048, 64 * 8 * 4 * 4, 32 * 8 * 4, 16 * 4 * 4, 16 * 4 * 8
+        4 + 2048, 64 * 8 * 4 * 4, 32 * 8 * 4, 16 * 4 * 4, 16 * 4 * 8, 4096, 256
     ]  # fmt: skip
     assert r["total"] == sum(o["bytes"] for o in r["ops"])

@@ -515,6 +515,19 @@ def test_fold_draws_table_averages_each_pretrainings_draws_then_over_pretraining
     )
     from_run = table.main(["--data", "mutag", "--rows", f"mo={run}", "--out", str(out)])
     assert from_run["rows"]["mo"]["per_pretraining"] == pytest.approx([85.0, 75.0])
+    assert from_run["rows"]["mo"]["solver"] is None  # no config.json beside it: not known
+    # A run's rows are labelled with the solver its config used, not --solver's default.
+    for k in (0, 1):
+        (tmp_path / f"seed_{k}").mkdir()
+        (tmp_path / f"seed_{k}" / "config.json").write_text(
+            json.dumps({"eval": {"svm_solver": "newton"}})
+        )
+    mixed = table.main(
+        ["--data", "mutag", "--rows", f"mo={run}", f"mp={b}", "--out", str(out), "--tag", "_s"]
+    )
+    assert mixed["rows"]["mo"]["solver"] == "newton"
+    assert mixed["rows"]["mp"]["solver"] == "liblinear"
+    assert mixed["solver"] == "per row"
     # variants of one row side by side, each labelled and against the row's paper number
     rows = [f"mp/width 32={run}", f"mp/width 512={b}", "--tag", "_w"]
     variants = table.main(["--data", "mutag", "--rows", *rows, "--out", str(out)])["rows"]

@@ -105,6 +105,11 @@ def test_label_by_path_labels_nnx_state_by_module_path():
     assert flat["encoder/linears/0/kernel"] == "encoder"
     with pytest.raises(ValueError, match="rule regex '\\(' does not compile"):
         optim.label_by_path([("(", "x")], default="y")
+    # A plain dict's key named "value" is a name like any other (only a Variable's own value
+    # attribute is dropped from the path).
+    x = jnp.zeros(2)
+    plain = optim.label_by_path([("^attn/value$", "v")], default="d")({"attn": {"value": x}})
+    assert plain == {"attn": {"value": "v"}}
 
 
 def test_partition_gives_each_group_its_own_optimiser_and_freezes_a_group():

@@ -376,3 +376,19 @@ def test_mlp_depth_is_checked_by_name(depth):
         models.projection_head(8, depth=depth, width=8, out_dim=4, rngs=nnx.Rngs(0))
     with pytest.raises(ValueError, match=r"mlp_encoder: `depth` must be an int >= 1"):
         models.mlp_encoder(8, depth=depth, width=8, rngs=nnx.Rngs(0))
+
+
+def test_a_changed_config_on_resume_is_kept_and_its_changed_keys_logged(tmp_path, monkeypatch):
+    from jaxcl.training import _workdir
+
+    warnings = []
+    monkeypatch.setattr(_workdir.logging, "warning", lambda msg, *a: warnings.append(msg % a))
+    c = _config()
+    _workdir.save_config(c, str(tmp_path))
+    with c.unlocked():
+        c.train.epochs, c.optim.lr = c.train.epochs + 5, 0.5
+    _workdir.save_config(c, str(tmp_path))
+    assert (tmp_path / "config.1.json").exists()
+    (warning,) = warnings
+    assert "optim.lr: " in warning and "-> 0.5" in warning
+    assert f"train.epochs: {c.train.epochs - 5} -> {c.train.epochs}" in warning

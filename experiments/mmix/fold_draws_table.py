@@ -29,9 +29,23 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LABELS = {row: label for row, label in mmix_node.ROW_LABELS.items() if row in mmix_graph.ROWS}
 
 
-def load_rescored(path: str, solver: str) -> list[list[float]]:
-    """Per pretraining, the accuracies (%) of its fold draws, from a rescore_svm.py JSON or
-    from the results.json of a run made with ``--config.eval.fold_draws=N`` (its last epoch)."""
+def _run_solver(results_path: str) -> str | None:
+    """The SVM solver a run scored with (``eval.svm_solver`` of its seeds' config.json files,
+    beside its results.json); None where no config is found, "mixed" where seeds differ."""
+    import glob
+
+    here = os.path.dirname(os.path.abspath(results_path))
+    found = set()
+    for config in [os.path.join(here, "config.json"), *glob.glob(f"{here}/seed_*/config.json")]:
+        if os.path.isfile(config):
+            found.add(json.load(open(config)).get("eval", {}).get("svm_solver", "liblinear"))
+    return None if not found else found.pop() if len(found) == 1 else "mixed"
+
+
+def load_rescored(path: str, solver: str) -> tuple[list[list[float]], str | None]:
+    """Per pretraining, the accuracies (%) of its fold draws, and the SVM solver that gave
+    them: from a rescore_svm.py JSON (``solver``'s scores) or from the results.json of a run
+    made with ``--config.eval.fold_draws=N`` (its last epoch; the solver its config names)."""
     if not os.path.isfile(path):
         raise SystemExit(f"{path}: not found (rescore_svm.py --out or a run writes it)")
     found = json.load(open(path))
@@ -44,7 +58,7 @@ def load_rescored(path: str, solver: str) -> list[list[float]]:
                     " N > 1)"
                 )
             draws.append([100 * m for m in r["per_epoch_fold_draw_top1"][-1]])
-        return draws
+        return draws, _run_solver(path)
     rows = found["rows"]
     draws = []
     for r in rows:
@@ -54,7 +68,7 @@ def load_rescored(path: str, solver: str) -> list[list[float]]:
                 f"--solvers {solver} --fold-seeds N, N > 1)"
             )
         draws.append([100 * m for m in r[solver]["over_fold_seeds"]["means"]])
-    return draws
+    return draws, solver
 
 
 def _label(row: str, variant: str) -> str:
@@ -93,8 +107,11 @@ def main(argv=None) -> dict:
                 f"--rows {spec!r}: expected ROW=JSON or ROW/VARIANT=JSON (once each) with ROW "
                 f"in {sorted(LABELS)}"
             )
-        table[name] = summarise(load_rescored(path, args.solver))
-        table[name].update(file=path, paper=paper.get(row), label=_label(row, variant))
+        draws, solver = load_rescored(path, args.solver)
+        table[name] = summarise(draws)
+        table[name].update(
+            file=path, paper=paper.get(row), label=_label(row, variant), solver=solver
+        )
     print(f"{args.data}: mean over each pretraining's fold draws, then mean ± std over them")
     print("| row | paper | mean ± std | per pretraining | single draws: std, range |")
     print("|---|---|---|---|---|")
@@ -108,7 +125,14 @@ def main(argv=None) -> dict:
         )
     os.makedirs(args.out, exist_ok=True)
     stem = os.path.join(args.out, f"fold_draws_{args.data}{args.tag}")
-    record = {"data": args.data, "solver": args.solver, "rows": table}
+    # Each row's solver: --solver for rescore_svm.py's JSONs, a run's own for its results.json
+    # (until 2026-11-30 the record named --solver for every row, runs' included).
+    solvers = {t["solver"] for t in table.values()}
+    record = {
+        "data": args.data,
+        "solver": solvers.pop() if len(solvers) == 1 else "per row",
+        "rows": table,
+    }
     with open(stem + ".json", "w") as f:
         json.dump(record, f, indent=2)
     plot(table, args.data, stem + ".png")

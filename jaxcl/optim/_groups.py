@@ -24,7 +24,8 @@ def param_path(path) -> str:
             if hasattr(entry, attr):
                 names.append(str(getattr(entry, attr)))
                 break
-    if names and names[-1] == "value":
+    # A Variable's own value attribute (GetAttrKey), not a dict key that happens to be "value".
+    if names and names[-1] == "value" and isinstance(path[-1], jax.tree_util.GetAttrKey):
         names.pop()
     return "/".join(names)
 

@@ -7,6 +7,7 @@ import re
 # Bytes per element of HLO's element types.
 _ELEMENT_BYTES = {
     "pred": 1, "s4": 0.5, "u4": 0.5, "s8": 1, "u8": 1, "f8e4m3fn": 1, "f8e5m2": 1,
+    "f8e4m3fnuz": 1, "f8e5m2fnuz": 1, "f8e4m3b11fnuz": 1, "f8e8m0fnu": 1, "f8e4m3": 1,
     "bf16": 2, "f16": 2, "s16": 2, "u16": 2, "f32": 4, "s32": 4, "u32": 4,
     "f64": 8, "s64": 8, "u64": 8, "c64": 8, "c128": 16,
 }  # fmt: skip
@@ -69,6 +70,8 @@ def collective_bytes(compiled, num_devices: int | None = None) -> dict:
         sizes = _array_bytes(m["shape"])
         if m["start"] and m["op"] == "all-gather" and len(sizes) > 1:
             sizes = sizes[len(sizes) // 2 :]  # (operands..., results...): the results
+        if m["start"] and m["op"] == "collective-permute" and len(sizes) > 1:
+            sizes = sizes[1:2]  # (operand, result, u32[] context...): the result
         groups = _GROUPS.search(line)
         if groups is None:  # replica_groups={}: one group of every device
             group = num_devices

@@ -41,14 +41,28 @@ def save_config(config: ml_collections.ConfigDict, workdir: str) -> None:
         n = 1
         while (epath.Path(workdir) / f"config.{n}.json").exists():
             n += 1
+        changed = _changed_keys(json.loads(path.read_text()), json.loads(text))
         path.rename(epath.Path(workdir) / f"config.{n}.json")
         logging.warning(
-            "%s held a different config; it is kept as config.%d.json and this run's config "
-            "is written in its place",
+            "%s held a different config (changed: %s); it is kept as config.%d.json and this "
+            "run's config is written in its place",
             path,
+            ", ".join(changed) or "formatting only",
             n,
         )
     path.write_text(text)
+
+
+def _changed_keys(old: dict, new: dict, prefix: str = "") -> list[str]:
+    """The dotted keys whose values differ between two configs' JSON, with both values."""
+    out = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key, "<absent>"), new.get(key, "<absent>")
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += _changed_keys(a, b, f"{prefix}{key}.")
+        elif a != b:
+            out.append(f"{prefix}{key}: {a!r} -> {b!r}")
+    return out
 
 
 class EvalHistory:
