@@ -795,10 +795,15 @@ def test_mixing_weights_summary_on_a_hand_made_star():
         w_edge=np.array([0.5, 0.3]),
         w_self=np.array([0.2, 1.0, 1.0]),
         check_rel_err=0.0,
+        mix_temperature=1.0,
     )
     t = script.summarize(w, np.array([0, 0, 1]))
     entropy = -(0.5 * np.log(0.5) + 0.3 * np.log(0.3) + 0.2 * np.log(0.2))
     assert t["entropy_ratio"] == pytest.approx(entropy / np.log(3))
+    # against uniform neighbours beside the fixed self weight (0.4, 0.4, 0.2), not log 3
+    uniform = -(2 * 0.4 * np.log(0.4) + 0.2 * np.log(0.2))
+    assert t["entropy_ratio_to_uniform"] == pytest.approx(entropy / uniform)
+    assert t["mix_temperature"] == 1.0
     assert t["logit_range"] == pytest.approx(1.0) and t["self_weight"] == pytest.approx(0.2)
     assert t["same_label_weight"] == pytest.approx(0.5 / 0.8)
     assert t["same_label_share"] == pytest.approx(0.5)
