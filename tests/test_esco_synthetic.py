@@ -338,6 +338,11 @@ def test_lambda_sweep_script_runs_and_plots(tmp_path, monkeypatch):
         ("ESCo-RFF", 0.5, [0]),
         ("ESCo-RFF", 1.5, [0]),
     ]
+    # Seeds of one setting trained at another scale (a quick run beside cpu ones) are refused.
+    one = table.read_run(runs[0])
+    other = {**one, "seed": 1, "scale": {**one["scale"], "batch_size": 256}}
+    with pytest.raises(SystemExit, match=r"its runs differ in scale"):
+        table.summarize([one, other])
     for r, p in zip(rows, record["points"], strict=True):
         assert r["mean"] == pytest.approx(p["top1_mean"]) and r["paper"] == 40.52
         assert r["setting"] == "2 epochs, lr 1e-05, raw relu-hidden softmax-output features"

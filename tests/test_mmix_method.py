@@ -645,6 +645,9 @@ def test_node_table_takes_each_rows_epoch_from_every_seed(tmp_path, capsys):
         in printed
     )
     assert (tmp_path / "out" / "node_table_cora.png").stat().st_size > 5_000
+    assert "s2.json: mp (seed 2) left out: no checkpoint at epoch 200" in printed
+    with pytest.raises(SystemExit, match=r"s0.json: curves of cora, not of --data citeseer"):
+        table.main(["--data", "citeseer", "--jsons", *files, "--out", str(tmp_path / "c")])
     table.main(
         ["--data", "cora", "--jsons", *files, "--out", str(tmp_path / "o"), "--epoch", "mp=100"]
     )

@@ -241,7 +241,14 @@ def test_graph_run_scores_with_newton_and_rescore_script_reproduces_it(tmp_path)
     # the run's own score is the newton score of its last checkpoint's embeddings
     assert row["newton"]["mean"] == results["test_top1"] == row["recorded"]
     assert 0.0 <= row["liblinear"]["mean"] <= 1.0 and len(row["liblinear"]["per_fold"]) == 10
-    assert json.loads((tmp_path / "rescore.json").read_text())["rows"][0]["seed"] == config.seed
+    record = json.loads((tmp_path / "rescore.json").read_text())
+    assert record["rows"][0]["seed"] == config.seed
+    assert record["set"] == ["model.encoder_width=16"]  # the overrides are part of the record
+    # Settings the rescoring was not told of (they leave the shapes alone) are said and kept.
+    differences = row["config_differences"]
+    assert any(d.startswith("train.epochs: 1 -> ") for d in differences), differences
+    assert any(d.startswith("eval.svm_solver: 'newton' -> ") for d in differences), differences
+    assert not any(d.startswith("model.encoder_width") for d in differences)
     # three draws of the outer folds: the first is the run's own, the others differ
     (row,) = module.main([*argv, "--solvers", "newton", "--fold-seeds", "3"])
     draws = row["newton"]["over_fold_seeds"]

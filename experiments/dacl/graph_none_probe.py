@@ -72,7 +72,7 @@ def probe(dataset: str, features: str, fmt: str, init: str, seeds: int = 5) -> d
     return {
         "run": f"{dataset}:{features}:{fmt}:{init}",
         "mean": float(np.mean(scores)),
-        "std": float(np.std(scores)),
+        "std": float(np.std(scores, ddof=1)) if len(scores) > 1 else 0.0,  # sample std
         "per_seed": scores,
         "num_features": task.spec.num_features,
         "embedding_abs_mean": float(np.abs(x).mean()),

@@ -58,6 +58,13 @@ def read_run(workdir: str) -> dict:
         "lam": method.get("lam"),
         "epochs": train.get("epochs", 0),
         "lr": optim.get("lr"),
+        # What else the variants (paper, cpu, quick) differ in; one setting's seeds must agree.
+        "scale": {
+            "batch_size": train.get("batch_size"),
+            "num_samples": config["data"].get("num_samples"),
+            "num_features": method.get("num_features"),
+            "encoder_width": config.get("model", {}).get("encoder_width"),
+        },
         # Runs from before data.standardize existed trained on standardised features.
         "standardize": bool(config["data"].get("standardize", True)),
         # The feature MLP's hidden activation (runs from before the key: softmax).
@@ -158,6 +165,13 @@ def summarize(runs: list[dict]) -> list[dict]:
     groups: dict[tuple, list[dict]] = {}
     for run in runs:
         groups.setdefault((_panel(run), run["row"], run["lam"]), []).append(run)
+    for (panel, row, lam), members in groups.items():  # (tables from before: no "scale")
+        scales = {json.dumps(m.get("scale"), sort_keys=True) for m in members}
+        if len(scales) > 1:
+            raise SystemExit(
+                f"{ROWS[row]} (lambda {lam}, {panel}): its runs differ in scale, "
+                f"{sorted(scales)}: table each variant on its own (--tag)"
+            )
     out = []
     for (panel, row, lam), members in sorted(
         groups.items(), key=lambda kv: (kv[0][0], list(ROWS).index(kv[0][1]), kv[0][2] or 0)

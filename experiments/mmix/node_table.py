@@ -70,18 +70,25 @@ def collect(
     protocol: str = "mvgrl",
     first: bool = False,
     pick: str = "last",
+    data: str | None = None,
 ) -> dict:
     """``{row: {'seeds': [...], 'test_acc': [...], 'nmi': [...], 'ari': [...], 'files':
     [...], 'picked_epochs': [...]}}`` at each row's epoch (or the checkpoint ``pick`` chooses
     up to it, :func:`pick_checkpoint`), one entry per JSON holding it; a row's seed found in
     two JSONs is an error, or with ``first`` the first JSON's is kept (e.g. a rerun with
-    clustering listed before the original)."""
+    clustering listed before the original). ``data``: the data set every JSON must be of; a
+    row without the protocol or the epoch is left out, and said so."""
     rows: dict[str, dict] = {}
     for path in paths:
-        for row, r in json.load(open(path))["rows"].items():
+        found = json.load(open(path))
+        if data is not None and found.get("data") not in (None, data):
+            raise SystemExit(f"{path}: curves of {found['data']}, not of --data {data}")
+        for row, r in found["rows"].items():
             epoch = epochs.get(row, DEFAULT_EPOCHS.get(row, 200))
             p = r["protocols"].get(protocol)
             if p is None or epoch not in p["epochs"]:
+                why = f"no {protocol} protocol" if p is None else f"no checkpoint at epoch {epoch}"
+                print(f"{path}: {row} (seed {r.get('seed')}) left out: {why}")
                 continue
             k = r.get("clustering")
             cluster = None
@@ -204,7 +211,7 @@ def main(argv=None):
         parser.error(f"--runs with --pick {args.pick}: runs hold their last epoch's result")
     if args.runs and args.protocol != "mvgrl":
         parser.error(f"--runs with --protocol {args.protocol}: runs report MVGRL's classifier")
-    rows = collect(args.jsons, epochs, args.protocol, args.first, args.pick)
+    rows = collect(args.jsons, epochs, args.protocol, args.first, args.pick, args.data)
     rows = collect_runs(args.runs, args.data, epochs, rows, args.first)
     if not rows:
         raise SystemExit("no row of the JSONs has a checkpoint at its epoch")

@@ -35,6 +35,7 @@ import numpy as np
 from flax import nnx
 
 from jaxcl import evaluation, training
+from jaxcl.training import _workdir
 from jaxcl.training._loop import _as_float32
 
 
@@ -123,10 +124,25 @@ def main(argv=None) -> list[dict]:
         if args.data_dir:
             config.data.data_dir = args.data_dir
         apply_overrides(config, args.set)
+        # Settings of the rebuilt config that differ from the run's own (shapes must match to
+        # load its checkpoint; others, e.g. eval.folds, may differ on purpose): said and kept.
+        rebuilt = json.loads(config.to_json_best_effort())
+        differences = [
+            d
+            for d in _workdir._changed_keys(saved, rebuilt)
+            if not d.startswith(("data.data_dir:", "repeats:"))
+        ]
+        if differences:
+            print(f"{workdir}: scored with settings other than the run's: {differences}")
         x, y = embeddings(config, workdir)
         results = workdir / "results.json"
         recorded = json.loads(results.read_text()).get("test_top1") if results.exists() else None
-        row = {"workdir": str(workdir), "seed": config.seed, "recorded": recorded}
+        row = {
+            "workdir": str(workdir),
+            "seed": config.seed,
+            "recorded": recorded,
+            "config_differences": differences,
+        }
         for solver in args.solvers:
             start = time.perf_counter()
             out = evaluation.svm_kfold_accuracy(
@@ -155,7 +171,8 @@ def main(argv=None) -> list[dict]:
         shown = "-" if recorded is None else f"{100 * recorded:.1f}"
         print(f"| {workdir} | {shown} | {' | '.join(cells)} |", flush=True)
     if args.out:
-        args.out.write_text(json.dumps({"config": args.config, "rows": rows}, indent=2) + "\n")
+        record = {"config": args.config, "set": list(args.set or []), "rows": rows}
+        args.out.write_text(json.dumps(record, indent=2) + "\n")
         print(f"wrote {args.out}")
     return rows
 
