@@ -441,6 +441,10 @@ def test_image_table_pairs_each_imix_run_with_its_baselines_seed(tmp_path, capsy
     (tmp_path / "c0" / "config.json").write_text(json.dumps(config))
     with pytest.raises(SystemExit, match="mix data sets"):
         table.main(["--runs", runs[2], other, "--out-dir", str(tmp_path)])
+    # Seeds of one row that trained different models (shuffle-BN here) are refused.
+    shuffled = run("b2", "byol", 2, 0.76, 0.70, bn_groups=2)
+    with pytest.raises(SystemExit, match=r"byol: its runs trained different models"):
+        table.main(["--runs", runs[0], shuffled, "--out-dir", str(tmp_path)])
     with pytest.raises(SystemExit, match="no results.json"):
         (tmp_path / "empty").mkdir()
         (tmp_path / "empty" / "config.json").write_text("{}")

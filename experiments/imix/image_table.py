@@ -81,6 +81,7 @@ def read_run(workdir: str, labels: dict | None = None) -> dict:
         "epochs": int(config.get("train", {}).get("epochs", 0)),  # 0: no pretraining
         "data": config["data"]["name"],
         "probe": _probe(config),
+        "model": _model(config),
         **{m: 100.0 * float(results[m]) for m in METRICS},
         "pretrain_seconds": float(results.get("pretrain_seconds", float("nan"))),
     }
@@ -100,6 +101,21 @@ def read_records(path: str, labels: dict | None = None) -> list[dict]:
         if missing or r["method"] not in labels:
             raise SystemExit(f"--records {path!r}: a run without {missing or 'a known method'}")
     return runs
+
+
+# Settings that change what a row trains beyond its method's name: a row's seeds must agree.
+MODEL_KEYS = (
+    ("model", "encoder"),
+    ("model", "resnet_depth"),
+    ("model", "base_width"),
+    ("model", "width_multiplier"),
+    ("model", "head_output_norm"),
+    ("method", "bn_groups"),
+)
+
+
+def _model(config: dict) -> str:
+    return ", ".join(f"{s}.{k}={config.get(s, {}).get(k)!r}" for s, k in MODEL_KEYS)
 
 
 # The settings of the linear probe a run was scored with (jaxcl.training's eval.linear_*).
@@ -165,6 +181,10 @@ def table(runs: list[dict]) -> dict:
     probes = sorted({r["probe"] for r in runs})
     if len(probes) > 1:
         raise SystemExit(f"--runs were scored with different linear probes {probes}")
+    for method in sorted({r["method"] for r in runs}):  # records from before: no "model"
+        models = sorted({r["model"] for r in runs if r["method"] == method and r.get("model")})
+        if len(models) > 1:
+            raise SystemExit(f"{method}: its runs trained different models {models}")
     seen: set[tuple] = set()
     by_epochs: dict[int, dict[str, dict[int, dict]]] = {}
     for r in runs:
