@@ -392,3 +392,18 @@ def test_a_changed_config_on_resume_is_kept_and_its_changed_keys_logged(tmp_path
     (warning,) = warnings
     assert "optim.lr: " in warning and "-> 0.5" in warning
     assert f"train.epochs: {c.train.epochs - 5} -> {c.train.epochs}" in warning
+
+
+def test_progress_rates_leave_out_evaluations_and_the_compiling_window(monkeypatch):
+    from jaxcl.training import _logging
+
+    clock = [0.0]
+    monkeypatch.setattr(_logging.time, "perf_counter", lambda: clock[0])
+    p = _logging.Progress("m", total_steps=100, batch_size=10)
+    clock[0] = 50.0  # the first window: 10 steps and the compile
+    assert p.update(10, {})["steps_per_sec"] == pytest.approx(0.2)
+    assert p.rate is None  # no ETA from the compiling window
+    clock[0] = 60.0  # 10 steps in 5 s of training and a 5 s evaluation
+    p.pause(5.0)
+    assert p.update(20, {})["steps_per_sec"] == pytest.approx(2.0)
+    assert p.rate == pytest.approx(2.0)

@@ -200,7 +200,12 @@ def _duration(seconds: float) -> str:
 
 
 class Progress:
-    """Prints ``step/total, loss, examples per second, ETA`` lines on process 0."""
+    """Prints ``step/total, loss, examples per second, ETA`` lines on process 0.
+
+    Rates are of training alone: time in evaluations between steps is left out (``pause``),
+    and the ETA starts from the second window (the first holds the compilation), so it does
+    not count the evaluations still to come.
+    """
 
     def __init__(self, name: str, total_steps: int, batch_size: int, start_step: int = 0):
         self.name = name
@@ -209,6 +214,11 @@ class Progress:
         self.last_step = start_step
         self.last_time = time.perf_counter()
         self.rate = None  # steps per second, smoothed
+        self.windows = 0
+
+    def pause(self, seconds: float) -> None:
+        """Leaves ``seconds`` (an evaluation's) out of the current window's time."""
+        self.last_time += seconds
 
     def update(self, step: int, metrics: dict[str, float]) -> dict[str, float]:
         """Reports ``step`` (steps done) and returns the rate metrics to log."""
@@ -217,7 +227,9 @@ class Progress:
         rates = {}
         if steps > 0 and now > self.last_time:
             rate = steps / (now - self.last_time)
-            self.rate = rate if self.rate is None else 0.7 * self.rate + 0.3 * rate
+            self.windows += 1
+            if self.windows > 1:  # the first window's rate holds the compile
+                self.rate = rate if self.rate is None else 0.7 * self.rate + 0.3 * rate
             rates = {"steps_per_sec": rate, "examples_per_sec": rate * self.batch_size}
         self.last_step, self.last_time = step, now
         if jax.process_index() == 0:

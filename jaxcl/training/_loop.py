@@ -252,6 +252,7 @@ class _Loop:
         start = time.perf_counter()
         scores = self.task.evaluate(features_of(state), epoch)
         self.eval_seconds += time.perf_counter() - start
+        self.progress.pause(time.perf_counter() - start)
         self.writer.write_scalars(step, _logging.scalars(scores))
         logging.info("epoch %d: %s", epoch, scores)
         history.append(epoch, scores)
