@@ -43,6 +43,22 @@ def subprocess_xla_flags(devices: int) -> str:
     return " ".join([f"--xla_force_host_platform_device_count={devices}", _FAST_COMPILE])
 
 
+def count_batches(monkeypatch, task_class) -> dict:
+    """Counts the training batches ``task_class.batches(epoch)`` hands out (the trainer's
+    only source of steps): ``{'n': count}``, updated as the run draws them
+    (``from conftest import count_batches``)."""
+    drawn = {"n": 0}
+    original = task_class.batches
+
+    def counting(self, epoch):
+        for batch in original(self, epoch):
+            drawn["n"] += 1
+            yield batch
+
+    monkeypatch.setattr(task_class, "batches", counting)
+    return drawn
+
+
 def pytest_report_header(config):
     return f"jax {jax.__version__}, devices: {jax.device_count()} x {jax.devices()[0].platform}"
 

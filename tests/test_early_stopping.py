@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
+from conftest import count_batches
 
 from jaxcl import training
 from jaxcl.training import _early_stopping, _loop, _node_task
@@ -135,17 +136,7 @@ def _record_step_losses(monkeypatch):
 
 
 def _count_batches(monkeypatch):
-    """Counts the training batches the node task hands out (one graph a step)."""
-    drawn = {"n": 0}
-    original = _node_task.NodeClassificationTask.batches
-
-    def counting(self, epoch):
-        for batch in original(self, epoch):
-            drawn["n"] += 1
-            yield batch
-
-    monkeypatch.setattr(_node_task.NodeClassificationTask, "batches", counting)
-    return drawn
+    return count_batches(monkeypatch, _node_task.NodeClassificationTask)
 
 
 def test_a_node_run_stops_and_is_scored_with_its_best_epochs_parameters(tmp_path, monkeypatch):

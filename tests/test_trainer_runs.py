@@ -12,7 +12,7 @@ from pathlib import Path
 import jax
 import numpy as np
 import pytest
-from conftest import subprocess_xla_flags
+from conftest import count_batches, subprocess_xla_flags
 
 from jaxcl import data as data_lib
 from jaxcl import training
@@ -79,17 +79,7 @@ def test_eight_devices_match_one(tmp_path):
 
 
 def _count_batches(monkeypatch):
-    """Counts the training batches the tabular task hands out (the trainer's only source)."""
-    drawn = {"n": 0}
-    original = _tabular_task.RowBatches.batches
-
-    def counting(self, epoch):
-        for batch in original(self, epoch):
-            drawn["n"] += 1
-            yield batch
-
-    monkeypatch.setattr(_tabular_task.RowBatches, "batches", counting)
-    return drawn
+    return count_batches(monkeypatch, _tabular_task.RowBatches)
 
 
 def test_rerun_resumes_from_the_last_checkpoint_and_does_no_more_steps(tmp_path, monkeypatch):
