@@ -20,11 +20,11 @@ accelerator, jax 0.10.2, 2026-11-24. Across the four :cpu rows (means: No-Pretra
 DACL 78.5, SimCLR 79.0, SimCLR+DACL 80.1) the paper's ordering holds in 2 of the three seeds
 (seed 2 not); gaps of about one point are a first look at this scale.
 
-Measured (:cpu, Fashion-MNIST; commit 4248b1f, seeds 0 / 1; 2-core AMD EPYC Zen 4 CPU,
-partly shared with test runs; jax 0.10.2; 2026-11-30): linear top-1 with SimCLR's probe
-75.58 / 69.73% (72.7 ± 4.1), with the probe the :cpu rows were measured with (trust ratio,
-z-scored; the config's default) 76.00 / 71.91% (74.0 ± 2.9); kNN 71.59 / 64.36%. All six
-rows and the paper's order step by step: README, "Results" (`python
+Measured (:cpu, Fashion-MNIST; commit 4248b1f, seeds 0 / 1 / 2; 2-core AMD EPYC Zen 4 CPU,
+partly shared with test runs; jax 0.10.2; 2026-11-30): linear top-1 with SimCLR's probe 75.58 /
+69.73 / 72.70% (72.7 ± 2.9), with the probe the :cpu rows were measured with (trust ratio,
+z-scored; the config's default) 76.00 / 71.91 / 74.50% (74.1 ± 2.1); kNN 71.59 / 64.36 / 67.44%.
+All six rows and the paper's order step by step: README, "Results" (`python
 experiments/dacl/image_table.py`, `experiments/dacl/results/image_table_fmnist_cpu.json`).
 
 Not run at paper scale here (no accelerator was lent); the paper-scale configs are checked
