@@ -213,6 +213,43 @@ def test_dacl_image_table_checks_the_papers_order_per_probe_and_seed(tmp_path, c
         table.main(["--runs", run("m", "moco", 0, 0.7, 0.7, measured)])
 
 
+def test_esco_image_table_tells_the_estimators_apart_and_checks_each_against_simclr(
+    tmp_path, capsys
+):
+    import json
+
+    table = _load("experiments/esco/image_table.py")
+
+    def run(name, method, seed, top1, rf_method=None):
+        workdir = tmp_path / name
+        workdir.mkdir()
+        hp = {"name": method, **({"rf_method": rf_method} if rf_method else {})}
+        config = {"method": hp, "seed": seed, "train": {"epochs": 3}}
+        config.update(data={"name": "fashion_mnist_images"}, eval={"linear_optimizer": "lars"})
+        (workdir / "config.json").write_text(json.dumps(config))
+        result = {"test_top1": top1, "knn_top1": top1 - 0.05, "pretrain_seconds": 60.0}
+        (workdir / "results.json").write_text(json.dumps(result))
+        return str(workdir)
+
+    runs = [
+        run("s0", "simclr", 0, 0.76),
+        run("s1", "simclr", 1, 0.78),
+        run("r0", "esco_simclr", 0, 0.75, "rff"),  # one method, two rows: by the estimator
+        run("r1", "esco_simclr", 1, 0.77, "rff"),
+        run("o0", "esco_simclr", 0, 0.77, "sorf"),
+        run("o1", "esco_simclr", 1, 0.77, "sorf"),
+    ]
+    table.main(["--runs", *runs, "--tag", "_t", "--out-dir", str(tmp_path / "out")])
+    (t,) = json.loads((tmp_path / "out" / "image_table_t.json").read_text())["table"].values()
+    assert list(t["rows"]) == ["simclr", "esco_rff", "esco_sorf"]
+    rff, sorf = t["steps"]
+    assert (rff["higher"], rff["holds"], sorf["higher"], sorf["holds"]) == (
+        "esco_rff", 0, "esco_sorf", 1
+    )  # fmt: skip
+    assert sorf["test_top1"] == pytest.approx([1.0, -1.0])
+    assert "ESCo-SORF minus SimCLR: linear +1.00 / -1.00" in capsys.readouterr().out
+
+
 def test_imix_paper_scale_sgd_decays_every_parameter_and_cpu_rows_keep_theirs():
     # The official code hands all parameters to torch.optim.SGD(weight_decay=1e-4); the :cpu
     # rows keep the decay they were measured with (LARS / SGD on kernels only).

@@ -55,9 +55,10 @@ STEPS = (
 )
 
 
-def table(runs: list[dict]) -> dict:
-    """``{probe: {'rows': {method: ...}, 'steps': [...]}}``; one data set and one epoch count
-    for all runs, and a (method, seed, probe) given twice is an error."""
+def table(runs: list[dict], labels: dict = LABELS, steps: tuple = STEPS) -> dict:
+    """``{probe: {'rows': {method: ...}, 'steps': [...]}}`` (rows in ``labels``' order, each
+    of ``steps`` checked seed by seed); one data set and one epoch count for all runs, and a
+    (method, seed, probe) given twice is an error."""
     for key in ("data", "epochs"):  # (No-Pretraining trains 0 epochs beside any count)
         values = sorted({r[key] for r in runs if key == "data" or r["method"] != "none"})
         if len(values) > 1:
@@ -70,28 +71,28 @@ def table(runs: list[dict]) -> dict:
         seeds[r["seed"]] = r
     out = {}
     for probe, methods in sorted(by_probe.items()):
-        rows = _SHARED.summarise(methods, LABELS)
-        steps = []
-        for low, high in STEPS:
+        rows = _SHARED.summarise(methods, labels)
+        checked = []
+        for low, high in steps:
             seeds = sorted(set(methods.get(low, {})) & set(methods.get(high, {})))
             if not seeds:
                 continue
             gap = {m: [methods[high][s][m] - methods[low][s][m] for s in seeds] for m in METRICS}
             holds = sum(g > 0 for g in gap["test_top1"])
-            steps.append({"lower": low, "higher": high, "seeds": seeds, **gap, "holds": holds})
-        out[probe] = {"rows": rows, "steps": steps}
+            checked.append({"lower": low, "higher": high, "seeds": seeds, **gap, "holds": holds})
+        out[probe] = {"rows": rows, "steps": checked}
     return out
 
 
-def render(result: dict) -> str:
+def render(result: dict, labels: dict = LABELS) -> str:
     lines = []
     for probe, t in result.items():
-        lines += _SHARED.row_lines(f"linear probe: {probe}", t["rows"], LABELS, digits=2)
+        lines += _SHARED.row_lines(f"linear probe: {probe}", t["rows"], labels, digits=2)
         for s in t["steps"]:
             per = " / ".join(f"{v:+.2f}" for v in s["test_top1"])
             knn = " / ".join(f"{v:+.2f}" for v in s["knn_top1"])
             lines.append(
-                f"{LABELS[s['higher']]} minus {LABELS[s['lower']]}: linear {per}, kNN {knn}; "
+                f"{labels[s['higher']]} minus {labels[s['lower']]}: linear {per}, kNN {knn}; "
                 f"the paper's order holds in {s['holds']} of {len(s['seeds'])} seeds"
             )
     return "\n".join(lines)
@@ -103,21 +104,23 @@ def _short(probe: str) -> str:
     return "probe: " + (", ".join(keep) or probe)
 
 
-def plot(result: dict, path: str) -> None:
-    _SHARED.plot(result, path, LABELS, title=_short)
+def plot(result: dict, path: str, labels: dict = LABELS) -> None:
+    _SHARED.plot(result, path, labels, title=_short)
 
 
-def main(argv=None) -> None:
-    parser = _SHARED.table_arguments(__doc__.split("\n\n")[0], os.path.join(HERE, "results"))
+def main(argv=None, *, labels: dict = LABELS, steps: tuple = STEPS, doc=None, out_dir=None):
+    """The script (another paper's rows: its ``labels``, ``steps``, ``doc`` and ``out_dir``)."""
+    doc = (doc or __doc__).split("\n\n")[0]
+    parser = _SHARED.table_arguments(doc, out_dir or os.path.join(HERE, "results"))
     args = parser.parse_args(argv)
-    runs = _SHARED.runs_of(parser, args, LABELS)
-    result = table(runs)
-    print(render(result))
+    runs = _SHARED.runs_of(parser, args, labels)
+    result = table(runs, labels, steps)
+    print(render(result, labels))
     os.makedirs(args.out_dir, exist_ok=True)
     stem = os.path.join(args.out_dir, f"image_table{args.tag}")
     with open(stem + ".json", "w") as f:
         json.dump({"runs": runs, "table": result}, f, indent=1)
-    plot(result, stem + ".png")
+    plot(result, stem + ".png", labels)
     print(f"wrote {stem}.json and {stem}.png")
 
 

@@ -70,6 +70,8 @@ def read_run(workdir: str, labels: dict | None = None) -> dict:
             raise SystemExit(f"--runs {workdir!r}: no {os.path.basename(path)} (unfinished run?)")
     config, results = (json.load(open(p)) for p in paths)
     method = config["method"]["name"]
+    if method == "esco_simclr":  # ESCo's image rows differ by their estimator alone
+        method = f"esco_{config['method']['rf_method']}"
     if method not in labels:
         raise SystemExit(f"--runs {workdir!r}: method {method!r} is not one of {list(labels)}")
     if config["method"].get("lam_per_sample", False):
