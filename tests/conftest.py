@@ -50,8 +50,8 @@ def count_batches(monkeypatch, task_class) -> dict:
     drawn = {"n": 0}
     original = task_class.batches
 
-    def counting(self, epoch):
-        for batch in original(self, epoch):
+    def counting(self, epoch, *args, **kwargs):
+        for batch in original(self, epoch, *args, **kwargs):
             drawn["n"] += 1
             yield batch
 

@@ -315,10 +315,16 @@ def test_a_run_resumed_with_another_batch_is_refused(tmp_path):
     first = _config("ema", **{"train.epochs": 1})
     done = training.train_and_evaluate(first, str(tmp_path))
     other = _config("ema", **{"train.epochs": 2, "train.batch_size": first.train.batch_size // 2})
+    saved = (tmp_path / "config.json").read_text()
     with pytest.raises(training.ConfigError) as err:
         training.train_and_evaluate(other, str(tmp_path))
     assert f"config.train.batch_size = {other.train.batch_size}" in str(err.value)
     assert f"written with a batch of {first.train.batch_size}" in str(err.value)
+    # Refused before the workdir is touched: the run's own config stays where it was.
+    assert (tmp_path / "config.json").read_text() == saved
+    assert not (tmp_path / "config.1.json").exists()
+    # Reading the finished run back is not resuming it: any batch may read it.
+    assert int(training.load_run(other, str(tmp_path))[1].step) == done["steps"]
     longer = _config("ema", **{"train.epochs": 2})
     assert training.train_and_evaluate(longer, str(tmp_path))["steps"] == 2 * done["steps"]
 

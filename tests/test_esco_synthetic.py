@@ -343,6 +343,8 @@ def test_lambda_sweep_script_runs_and_plots(tmp_path, monkeypatch):
     other = {**one, "seed": 1, "scale": {**one["scale"], "batch_size": 256}}
     with pytest.raises(SystemExit, match=r"its runs differ in scale"):
         table.summarize([one, other])
+    recorded = {k: v for k, v in one.items() if k != "scale"}  # a record from before the key
+    assert table.summarize([recorded, {**one, "seed": 1}])[0]["seeds"] == [0, 1]
     for r, p in zip(rows, record["points"], strict=True):
         assert r["mean"] == pytest.approx(p["top1_mean"]) and r["paper"] == 40.52
         assert r["setting"] == "2 epochs, lr 1e-05, raw relu-hidden softmax-output features"

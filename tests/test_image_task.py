@@ -169,7 +169,8 @@ def test_domain_agnostic_rows_mix_whole_images_in_unit_range():
 @pytest.mark.parametrize(
     "name, key, value, match",
     [
-        ("simclr", "color_strength", -1.0, "color_strength = -1.0: expected >= 0"),
+        ("simclr", "color_strength", -1.0, r"color_strength = -1.0: expected .*\[0, 2.5\]"),
+        ("simclr", "color_strength", 3.0, r"color_strength = 3.0: expected .*\[0, 2.5\]"),
         ("simclr_dacl", "blur_p", 1.5, r"blur_p = 1.5: expected a number in \[0, 1\]"),
         ("imix_image", "mix", "cutout", "mix = 'cutout': expected one of"),
         ("simclr_dacl", "dacl_weight", -1.0, r"dacl_weight = -1.0: expected .*\[0.0, inf\)"),

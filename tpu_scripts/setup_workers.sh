@@ -205,11 +205,14 @@ if ! command -v uv >/dev/null 2>&1; then
   python3 -m pip install --user --quiet uv ||
     python3 -m pip install --user --quiet --break-system-packages uv
 fi
-# The venv remembers the --python it was made for: asking for another makes it again (a
-# venv from before this marker is made again once).
-if [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.jaxcl-python" 2>/dev/null)" != "$python_version" ]; then
+# A venv this script made remembers the --python it was made for: asking for another makes
+# it again. One without the marker (the user's own, or from before the marker) is kept.
+if [ -x "$venv/bin/python" ] && [ -f "$venv/.jaxcl-python" ] &&
+  [ "$(cat "$venv/.jaxcl-python")" != "$python_version" ]; then
   echo "jaxcl setup [$host]: $venv was not made for Python $python_version; making it again"
   rm -rf "$venv"
+elif [ -x "$venv/bin/python" ] && [ ! -f "$venv/.jaxcl-python" ]; then
+  echo "jaxcl setup [$host]: $venv was not made by setup_workers.sh; kept, its Python unchecked" >&2
 fi
 if [ ! -x "$venv/bin/python" ]; then
   uv venv --quiet --python "$python_version" "$venv"

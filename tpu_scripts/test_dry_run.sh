@@ -357,6 +357,14 @@ check_eq "setup script: another --python rebuilds the venv" 0 "$RC"
 check_contains "setup script: says the venv is made again" "$OUT" "not made for Python $venv_python"
 check_eq "setup script: the rebuilt venv records its Python" "$venv_python" \
   "$(cat "$SANDBOX/jaxcl-venv/.jaxcl-python")"
+# A venv without the marker (the user's own) is kept, not deleted.
+rm "$SANDBOX/jaxcl-venv/.jaxcl-python"
+touch "$SANDBOX/jaxcl-venv/users-file"
+cp "$tarball" "$SANDBOX/jaxcl-src-$sha.tar.gz"
+on_worker 1 "$setup_cmd"
+check_eq "setup script: a venv it did not make is kept" yes \
+  "$([ -f "$SANDBOX/jaxcl-venv/users-file" ] && echo yes || echo no)"
+check_contains "setup script: says it kept the venv" "$ERR" "was not made by setup_workers.sh"
 mv "$SANDBOX/jaxcl" "$SANDBOX/jaxcl-keep" && mkdir "$SANDBOX/jaxcl"
 cp "$tarball" "$SANDBOX/jaxcl-src-$sha.tar.gz"
 on_worker 0 "$setup_cmd"

@@ -166,7 +166,7 @@ def summarize(runs: list[dict]) -> list[dict]:
     for run in runs:
         groups.setdefault((_panel(run), run["row"], run["lam"]), []).append(run)
     for (panel, row, lam), members in groups.items():  # (tables from before: no "scale")
-        scales = {json.dumps(m.get("scale"), sort_keys=True) for m in members}
+        scales = {json.dumps(m["scale"], sort_keys=True) for m in members if m.get("scale")}
         if len(scales) > 1:
             raise SystemExit(
                 f"{ROWS[row]} (lambda {lam}, {panel}): its runs differ in scale, "

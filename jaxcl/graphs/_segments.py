@@ -52,6 +52,12 @@ def _wide(values: jax.Array) -> jax.Array:
     return values
 
 
+def _narrow(result: jax.Array, values: jax.Array) -> jax.Array:
+    """``result`` rounded back to ``values``' dtype where :func:`_wide` widened it (a narrow
+    float); any other result (integers' mean: a float) as it is."""
+    return result.astype(values.dtype) if _wide(values).dtype != values.dtype else result
+
+
 def _masked(values: jax.Array, mask: jax.Array | None) -> jax.Array:
     if mask is None:
         return values
@@ -98,13 +104,14 @@ def aggregate_edges(
         return jax.vmap(lambda m, r, k: aggregate(m, r, edge_mask=k))(
             messages, receivers, _like(edge_mask, receivers.shape)
         )
-    return jax.ops.segment_sum(
+    total = jax.ops.segment_sum(
         _wide(_masked(messages, edge_mask)),
         receivers,
         num_segments=num_nodes,
         indices_are_sorted=sorted_receivers,
         mode="promise_in_bounds",
-    ).astype(messages.dtype)
+    )
+    return _narrow(total, messages)
 
 
 def gather_nodes(values: jax.Array, indices: jax.Array, *, batch_dims: int = 0) -> jax.Array:
@@ -236,13 +243,13 @@ def _pool(n_node, values, node_mask, *, num_nodes: int, reduction: str) -> jax.A
         mode="promise_in_bounds",
     )
     if reduction == "sum":
-        return total.astype(values.dtype)
+        return _narrow(total, values)
     ones = jnp.ones(values.shape[:1], total.dtype)
     count = jax.ops.segment_sum(
         _masked(ones, node_mask), ids, num_segments=num_graphs, indices_are_sorted=True
     )
     count = count.reshape(count.shape + (1,) * (values.ndim - 1))
-    return (total / jnp.maximum(count, 1)).astype(values.dtype)
+    return _narrow(total / jnp.maximum(count, 1), values)
 
 
 def gcn_normalization(

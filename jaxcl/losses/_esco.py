@@ -205,7 +205,9 @@ def esco_loss(
         arithmetic, get a zero gradient, and leave the value and the other rows' gradients
         as if they were not in the batch (on every method and chunking path).
       chunk_size: rows per block for the linear-memory computation (default: as many as keep
-        one block's intermediate near 8M elements).
+        one block's intermediate near 8M elements). With ``method='exact'`` and
+        ``normalize=False`` a block holds ``chunk_size x N x d`` differences, ``d`` times what
+        it holds on unit rows: set it smaller by that factor.
       axis_name: inside ``shard_map``/``pmap``, the random-feature sums (D-vectors) are
         ``psum``-ed across devices instead of gathering embeddings ('exact' gathers), and
         every device returns the global mean.

@@ -51,8 +51,10 @@ def simclr_views(key, x, hp, count: int = 2) -> tuple[jax.Array, ...]:
 
 
 def _check_image_views(name, hp):
-    if hp.color_strength < 0:
-        raise ValueError(f"config.method.color_strength = {hp.color_strength!r}: expected >= 0")
+    if not 0 <= hp.color_strength <= 2.5:  # hue jitter 0.2 s: at most half a turn
+        raise ValueError(
+            f"config.method.color_strength = {hp.color_strength!r}: expected a number in [0, 2.5]"
+        )
     if not 0.0 < hp.crop_min_scale <= 1.0:
         raise ValueError(
             f"config.method.crop_min_scale = {hp.crop_min_scale!r}: expected a number in (0, 1]"

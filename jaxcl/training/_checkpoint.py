@@ -21,6 +21,33 @@ def _root(workdir: str) -> epath.Path:
     return path if "://" in workdir else epath.Path(os.path.abspath(workdir))
 
 
+def check_resumable(workdir: str, batch_size: int | None) -> None:
+    """ConfigError if ``workdir`` holds a checkpoint written with a batch other than
+    ``batch_size``: a run's steps, the epoch each falls in, its schedule and its evaluation
+    history are counted in batches of the written size, so resuming with another would shift
+    them all. Reads the newest checkpoint's metadata only (nothing is written), before the run
+    touches the workdir. Reading a finished run (``load_run``) is not affected."""
+    directory = _root(workdir) / "checkpoints"
+    if batch_size is None or not directory.exists():
+        return
+    manager = ocp.CheckpointManager(
+        directory, options=ocp.CheckpointManagerOptions(create=False, read_only=True)
+    )
+    try:
+        step = manager.latest_step()
+        written = None if step is None else manager.metadata(step).custom_metadata or {}
+    finally:
+        manager.close()
+    batch = (written or {}).get("batch_size")  # checkpoints from before 2026-11-30: none
+    if batch is not None and batch != batch_size:
+        raise ConfigError(
+            f"config.train.batch_size = {batch_size}: the checkpoint of step {step} in "
+            f"{directory} was written with a batch of {batch}, and a run's steps, epochs and "
+            f"learning-rate schedule are counted in its batches: resume with "
+            f"train.batch_size = {batch}, or use a new --workdir"
+        )
+
+
 class Checkpointer:
     """Keeps the last ``keep`` checkpoints of the train state under ``workdir/checkpoints``.
 
@@ -72,16 +99,7 @@ class Checkpointer:
         saved = self.manager.metadata(step).custom_metadata or {}
         was, now = saved.get("data_devices"), self.layout.get("data_devices")
         batch, batch_now = saved.get("batch_size"), self.layout.get("batch_size")
-        if None not in (batch, batch_now) and batch != batch_now:
-            # The step count, the epoch it falls in, the schedule and the evaluation history
-            # are all counted in batches of the written size.
-            raise ConfigError(
-                f"config.train.batch_size = {batch_now}: the checkpoint of step {step} in "
-                f"{self.directory} was written with a batch of {batch}, and a run's steps, "
-                "epochs and learning-rate schedule are counted in its batches: resume with "
-                f"train.batch_size = {batch}, or use a new --workdir"
-            )
-        if None not in (was, now) and was != now:
+        if None not in (was, now) and (was != now or batch != batch_now):
             extra = methods.relayout_queues(
                 state.extra, devices=(was, now), batch=batch, batch_now=batch_now
             )

@@ -82,8 +82,11 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> dict:
     if config.train.get("eigen_cpu_convolutions", True):
         _host.eigen_cpu_convolutions()
     _mesh.maybe_initialize_distributed()
-    # Before the workdir is touched: more data devices than exist is a config error.
+    # Before the workdir is touched: more data devices than exist, or a resume with another
+    # batch than the checkpoint's, is a config error.
     mesh = _mesh.make_mesh(config.mesh.data)
+    if method.pretrains:
+        _checkpoint.check_resumable(workdir, config.train.batch_size)
     _workdir.check_workdir(workdir)
     _workdir.make_workdir(workdir)
     _workdir.save_config(config, workdir)

@@ -41,7 +41,10 @@ def save_config(config: ml_collections.ConfigDict, workdir: str) -> None:
         n = 1
         while (epath.Path(workdir) / f"config.{n}.json").exists():
             n += 1
-        changed = _changed_keys(json.loads(path.read_text()), json.loads(text))
+        try:
+            changed = _changed_keys(json.loads(path.read_text()), json.loads(text))
+        except json.JSONDecodeError:
+            changed = ["the saved file is not JSON"]
         path.rename(epath.Path(workdir) / f"config.{n}.json")
         logging.warning(
             "%s held a different config (changed: %s); it is kept as config.%d.json and this "
