@@ -86,7 +86,7 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> dict:
     # batch than the checkpoint's, is a config error.
     mesh = _mesh.make_mesh(config.mesh.data)
     if method.pretrains:
-        _checkpoint.check_resumable(workdir, config.train.batch_size)
+        _checkpoint.check_resumable(workdir, config.train.get("batch_size"))
     _workdir.check_workdir(workdir)
     _workdir.make_workdir(workdir)
     _workdir.save_config(config, workdir)
