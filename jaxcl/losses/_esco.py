@@ -273,11 +273,8 @@ def esco_loss(
         views = {"a": z_a, "b": z_b}
         gathered = {name: _common.gather_rows(prep(views[name]), axis_name) for name in needed}
         valid_all = _common.gather_rows(weight, axis_name)
-        # Unit rows: the distance from dot products, as one matmul (its float32 error is about
-        # eps / tau). Rows of any length: |x - c|^2 from the differences themselves, as
-        # |x|^2 + |c|^2 - 2 x.c would lose eps * |x|^2 / tau to cancellation (-3.0 instead of
-        # 0 for the anchor's own term at norms ~3,400 and tau = 0.1); the blocks are d times
-        # smaller for it.
+        # Unit rows: distances from one matmul. Other rows: from their differences (blocks d
+        # times smaller), as |x|^2 + |c|^2 - 2 x.c cancels in float32 (``normalize``'s doc).
         pair_elements = valid_all.shape[0] * (1 if normalize else dim)
         rows = max(1, _BLOCK_ELEMENTS // max(1, pair_elements))
 
