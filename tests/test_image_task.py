@@ -350,3 +350,47 @@ def test_dacl_table_1_cifar10_column_runs_on_mock_data(tmp_path):
     paper = _load("experiments/dacl/tabular_cifar10.py", "dacl")  # DACL §5.1's scale
     assert (paper.train.batch_size, paper.train.epochs, paper.optim.lr) == (4096, 1000, 0.1)
     assert "batch_size" not in _load("experiments/dacl/tabular_cifar10.py", "none").train
+
+
+def _mock_task(config):
+    """The image task of ``config`` on tfds mock data (16 images a split), one device."""
+    import tensorflow_datasets as tfds
+
+    from jaxcl.training import _image_task, _mesh
+
+    method = methods.get(config.method.name)(config)
+    with tfds.testing.mock_data(num_examples=16, policy=tfds.testing.MockPolicy.USE_CODE):
+        return _image_task.ImageTask(config, method, _mesh.make_mesh(1))
+
+
+def test_supervised_rows_train_on_labelled_images_only(monkeypatch):
+    # STL-10's unlabelled images carry label -1, which cross entropy would read as a class.
+    assert training.base_config("stl10", "simclr").data.pretrain_split == "unlabelled+train"
+    config = training.base_config("stl10", "supervised")
+    assert config.data.pretrain_split == config.data.train_split == "train"
+    config.data.pretrain_split = "unlabelled+train"  # by hand: the batches are checked
+    config.train.batch_size = 8
+    config.data.workers = 0
+    task = _mock_task(config)
+    from jaxcl import data as data_lib
+
+    def unlabelled(source, **kw):
+        while True:
+            yield np.zeros((8, 96, 96, 3), np.uint8), np.full(8, -1, np.int32), None
+
+    monkeypatch.setattr(data_lib, "image_batches", unlabelled)
+    with pytest.raises(training.ConfigError, match=r"met unlabelled images \(label -1\)"):
+        next(task.batches(0))
+
+
+@pytest.mark.parametrize("name, views, low", [("simclr", 2, 0.08), ("metaug", 1, 0.2)])
+def test_host_crops_take_the_methods_crop_area(name, views, low):
+    # ImageNet's images vary in size: the host takes the random resized crops, with the
+    # method's smallest area (MetAug's 0.2, SimCLR's 0.08) and one crop per view it needs.
+    config = training.base_config("imagenet2012", name)
+    config.data.update(image_size=32, workers=0)
+    config.train.batch_size = 8
+    task = _mock_task(config)
+    crop = task._crop(train=True)
+    assert (crop.views, crop.scale) == (views, (low, 1.0))
+    assert task._crop(train=False).views == 0  # the centre crop to evaluate

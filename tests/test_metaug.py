@@ -564,3 +564,33 @@ def test_resnet50_config_runs_on_mock_cifar(tmp_path):
     results, run, state = _two_steps_on_mock_data(config, tmp_path, linear_epochs=1)
     assert results["steps"] == 2 and np.isfinite(results["final_loss"])
     assert len(state.params["encoders"]) == 3 and len(state.extra["queues"]) == 3
+
+
+def test_host_cropped_cmc_views_skip_only_the_device_crop():
+    """Where the host cropped (ImageNet), its crops stand for the device's random resized
+    crop: the views are flipped crops, the colour views all from the first one, the gray
+    views one crop each."""
+    from jaxcl import augment
+    from jaxcl.methods._multiview import cmc_views, split_views
+
+    rng = np.random.default_rng(0)
+    crops = jnp.asarray(rng.integers(0, 256, (4, 2, 8, 8, 3)), jnp.uint8)  # [B, crops, ...]
+    key = jax.random.key(1)
+    x = augment.to_unit_range(crops)
+    flip = jax.vmap(lambda k, im: augment.random_flip(jax.random.split(k)[1], im))
+    got = cmc_views(key, crops, views="lab", crop_min_scale=0.2)
+    want = split_views(flip(jax.random.split(key, 4), x[:, 0]), "lab")
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, atol=1e-6)
+    gray = cmc_views(key, crops[..., :1], views="gray", crop_min_scale=0.2)
+    keys = jax.random.split(key, (2, 4))
+    for v in range(2):
+        np.testing.assert_allclose(gray[v], 2 * flip(keys[v], x[:, v, ..., :1]) - 1, atol=1e-6)
+
+
+def test_gray_views_of_rgb_images_are_refused():
+    config = _config("simclr", **{"method.views": "gray"})
+    method = methods.get(config.method.name)(config)
+    spec = methods.DataSpec("image", 3, 10, image_shape=(16, 16, 3))
+    with pytest.raises(ValueError, match="'gray' needs one-channel images; .* has 3"):
+        method.build(spec, nnx.Rngs(0))

@@ -64,6 +64,16 @@ def test_eight_devices_hold_the_same_rows_each_device_its_own():
     np.testing.assert_array_equal(masks[2], np.tile(np.arange(8) < 6, 8))
 
 
+def test_batches_of_changing_size_stay_a_fifo():
+    """A partial batch shifts the write position off a multiple of the next batch's rows:
+    the rows still wrap around the ring, oldest overwritten first."""
+    queue = methods.queue_init(6, 1)
+    for value, rows in ((1.0, 2), (2.0, 3), (3.0, 3)):
+        queue = jax.jit(methods.enqueue)(queue, jnp.full((rows, 1), value))
+    np.testing.assert_array_equal(np.asarray(queue["keys"])[:, 0], [3, 3, 2, 2, 2, 3])
+    assert int(queue["ptr"]) == 2 and int(queue["filled"]) == 6
+
+
 def test_enqueue_refuses_what_would_wrap_or_mismatch():
     queue = methods.queue_init(10, 3)
     with pytest.raises(ValueError, match="multiple of its 4 rows per batch"):
@@ -74,6 +84,11 @@ def test_enqueue_refuses_what_would_wrap_or_mismatch():
         methods.enqueue({"keys": queue["keys"]}, jnp.zeros((5, 3)))
     with pytest.raises(ValueError, match="`size` must be a positive integer"):
         methods.queue_init(0, 3)
+    with pytest.raises(ValueError, match="`dtype` must be a floating dtype, got int32"):
+        methods.queue_init(4, 3, dtype=jnp.int32)
+    integer = {**queue, "keys": queue["keys"].astype(jnp.int32)}
+    with pytest.raises(ValueError, match="the queue's keys must be floating, got int32"):
+        methods.enqueue(integer, jnp.zeros((5, 3)))
 
 
 @pytest.mark.parametrize("before, after", [(1, 8), (8, 1), (8, 2), (2, 4)])

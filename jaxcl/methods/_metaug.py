@@ -83,6 +83,12 @@ class SplitViewsMethod(Method):
     data_kinds = ("image",)
     generators = False
 
+    @property
+    def image_views(self) -> int:
+        """Host crops per image of varying size: one per gray view; the colour views all
+        come from one crop, as on the device."""
+        return 2 if self.hp.views == "gray" else 1
+
     def __init__(self, config):
         super().__init__(config)
         check_choice(self.name, "views", self.hp.views, VIEWS)
@@ -99,6 +105,11 @@ class SplitViewsMethod(Method):
             raise ValueError(
                 f"config.method.views = {self.hp.views!r} needs RGB images; "
                 f"{self.config.data.name} has {spec.image_shape[-1]} channel(s) (use 'gray')"
+            )
+        if self.hp.views == "gray" and spec.image_shape[-1] != 1:
+            raise ValueError(
+                f"config.method.views = 'gray' needs one-channel images; "
+                f"{self.config.data.name} has {spec.image_shape[-1]} (use 'lab' or 'lab_rgb')"
             )
         encoders, heads = [], []
         for c in channels:

@@ -9,7 +9,6 @@ import jax
 import jax.numpy as jnp
 
 from jaxcl import augment
-from jaxcl.methods._images import whole_images
 
 # config.method.views -> the channels of each view.
 VIEWS = {"lab": (1, 2), "lab_rgb": (1, 2, 3), "gray": (1, 1)}
@@ -25,19 +24,29 @@ def split_views(images, views: str) -> list[jax.Array]:
 
 
 def cmc_views(key, x, *, views: str, crop_min_scale: float) -> list[jax.Array]:
-    """CMC's augmentation (random resized crop, flip) and the colour views of a batch."""
-    x = whole_images(x)
-    size = x.shape[1]
+    """CMC's augmentation (random resized crop, flip) and the colour views of a batch.
+
+    Where the host cropped (images of varying size: ``x`` is ``[B, crops, H, W, C]``, the
+    crops random resized ones of the whole image), its crops stand for the device's: the
+    gray views take one crop each, the colour views all come from the first."""
+    host_cropped = x.ndim == 5
+    x = augment.to_unit_range(x)
+    size = x.shape[2] if host_cropped else x.shape[1]
 
     def crop(k, image):
         k_crop, k_flip = jax.random.split(k)
-        image = augment.random_resized_crop(k_crop, image, size=size, scale=(crop_min_scale, 1.0))
+        if not host_cropped:
+            scale = (crop_min_scale, 1.0)
+            image = augment.random_resized_crop(k_crop, image, size=size, scale=scale)
         return augment.random_flip(k_flip, image)
+
+    def crops(v):  # the images view v is cropped from
+        return x[:, v % x.shape[1]] if host_cropped else x
 
     if views == "gray":
         keys = jax.random.split(key, (2, x.shape[0]))
-        return [2.0 * jax.vmap(crop)(keys[v], x) - 1.0 for v in range(2)]
-    return split_views(jax.vmap(crop)(jax.random.split(key, x.shape[0]), x), views)
+        return [2.0 * jax.vmap(crop)(keys[v], crops(v)) - 1.0 for v in range(2)]
+    return split_views(jax.vmap(crop)(jax.random.split(key, x.shape[0]), crops(0)), views)
 
 
 def unit_similarity(a, b):

@@ -46,6 +46,8 @@ def queue_init(size: int, dim: int, *, dtype=jnp.float32) -> dict[str, jax.Array
     """
     size = checks.positive_int("queue_init", "size", size)
     dim = checks.positive_int("queue_init", "dim", dim)
+    if not jnp.issubdtype(dtype, jnp.floating):
+        checks.fail("queue_init", f"`dtype` must be a floating dtype, got {jnp.dtype(dtype)}")
     return {
         "keys": jnp.zeros((size, dim), dtype),
         "ptr": jnp.zeros((), jnp.int32),
@@ -78,10 +80,14 @@ def enqueue(queue: dict, keys: jax.typing.ArrayLike, *, axis: str = "data") -> d
 
     Raises:
       ValueError: when the rows of one device's ring are not a multiple of its rows per
-        batch (the ring would wrap inside a write), or the widths differ.
+        batch (as MoCo's K % batch; a batch of another size that divides the ring, such as
+        a partial last batch, is still written as the FIFO's next rows), the widths
+        differ, or the queue is not floating.
     """
     fn = "enqueue"
     _check_queue(fn, queue)
+    if not jnp.issubdtype(queue["keys"].dtype, jnp.floating):
+        checks.fail(fn, f"the queue's keys must be floating, got {queue['keys'].dtype}")
     keys = checks.floating_array(fn, "keys", keys, ndim=2)
     size, dim = queue["keys"].shape
     if keys.shape[1] != dim:
@@ -103,12 +109,15 @@ def enqueue(queue: dict, keys: jax.typing.ArrayLike, *, axis: str = "data") -> d
     ptr = queue["ptr"]
 
     def write(local_queue, local_keys, at):
-        return jax.lax.dynamic_update_slice(local_queue, local_keys, (at, 0))
+        # Rows at + 0 .. at + rows - 1, modulo the ring: where the batch size changed between
+        # calls (a partial last batch), ``at`` need not be a multiple of ``rows``, and a
+        # slice write there would be moved back from the ring's end instead of wrapping.
+        return local_queue.at[(at + jnp.arange(rows)) % ring].set(local_keys)
 
     new = keys.astype(queue["keys"].dtype)
-    if devices == 1:
+    if axis not in jax.sharding.get_abstract_mesh().axis_names:
         written = write(queue["keys"], new, ptr)
-    else:
+    else:  # (also for one device on the axis: its rows are typed as split over it)
         # ptr is an argument, not closed over: shard_map refuses closed-over arrays of a mesh
         # with explicit axes.
         written = jax.shard_map(write, in_specs=(P(axis), P(axis), P()), out_specs=P(axis))(

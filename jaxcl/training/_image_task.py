@@ -60,6 +60,8 @@ def config_defaults(data: str, method, config) -> dict:
     """The image task's keys (see ``register_task``)."""
     del config
     _, pretrain, train, test = IMAGE_DATASETS[data]
+    if method.supervised:  # trained on labels: not on STL-10's unlabelled images (label -1)
+        pretrain = train
     keys = {
         "data": {
             "data_dir": "",  # prepared tfds folder ("" = $TFDS_DATA_DIR or ~/tensorflow_datasets)
@@ -162,7 +164,11 @@ class ImageTask:
         crops when training (0: a centre crop), a centre crop for evaluation."""
         if not self.host_crop:
             return None
-        return data_lib.HostCrop(self.size, views=self.method.image_views if train else 0)
+        if not train:
+            return data_lib.HostCrop(self.size, views=0)
+        # The method's crop area where it sets one (MetAug's 0.2); SimCLR's 0.08 otherwise.
+        low = self.config.method.get("crop_min_scale", 0.08)
+        return data_lib.HostCrop(self.size, views=self.method.image_views, scale=(low, 1.0))
 
     def batches(self, epoch: int, start: int = 0):
         """Epoch ``epoch`` from its batch ``start``. One grain reader spans the run's remaining
@@ -185,6 +191,13 @@ class ImageTask:
         for b in range(start, self.steps_per_epoch):
             self._reader_at = None
             images, labels, _ = next(self._reader)
+            if self.method.supervised and labels.min() < 0:
+                raise ConfigError(
+                    f"config.data.pretrain_split = {cfg.data.pretrain_split!r}: the supervised "
+                    f"method {self.method.name!r} met unlabelled images (label "
+                    f"{int(labels.min())}); expected a labelled split such as "
+                    f"{cfg.data.train_split!r}"
+                )
             following = b + 1 == self.steps_per_epoch
             self._reader_at = (epoch + 1, 0) if following else (epoch, b + 1)
             yield methods.Batch(x=images, y=labels)
