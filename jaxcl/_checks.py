@@ -87,16 +87,20 @@ def _describe(value) -> str:
     return f"{value!r} ({type(value).__name__})"
 
 
-def number(fn: str, name: str, value):
+def number(fn: str, name: str, value, *, finite: bool = True):
     """A real scalar hyperparameter (Python number or 0-d int/float array, traced or not).
 
     Returns its value when it is known at trace time, else None (a tracer). ``None``,
-    strings, booleans, complex numbers and arrays of another rank are refused, so that a
-    wrong type fails here, naming the argument, rather than deep inside the arithmetic.
+    strings, booleans, complex numbers, arrays of another rank and known NaN or infinite
+    values are refused, so that a wrong value fails here, naming the argument, rather than
+    deep inside the arithmetic (a NaN threshold silently compares false everywhere).
+    ``finite=False`` leaves NaN and infinities to the caller's own range check.
     """
     if isinstance(value, bool | np.bool_):
         fail(fn, f"`{name}` must be a real number, got {value!r}")
     if isinstance(value, numbers.Real):
+        if finite and not _finite(value):
+            fail(fn, f"`{name}` must be a finite number, got {value!r}")
         return value
     if value is None or isinstance(value, str | bytes):
         fail(fn, f"`{name}` must be a real number, got {_describe(value)}")
@@ -108,7 +112,10 @@ def number(fn: str, name: str, value):
     numeric = jnp.issubdtype(value.dtype, jnp.integer) or jnp.issubdtype(value.dtype, jnp.floating)
     if not numeric or tuple(value.shape) != ():
         fail(fn, f"`{name}` must be a real number (a scalar), got {_describe(value)}")
-    return _concrete(value)
+    v = _concrete(value)
+    if finite and v is not None and not _finite(v):
+        fail(fn, f"`{name}` must be a finite number, got {v!r}")
+    return v
 
 
 def _finite(v) -> bool:
@@ -117,13 +124,13 @@ def _finite(v) -> bool:
 
 
 def positive(fn: str, name: str, value) -> None:
-    v = number(fn, name, value)
+    v = number(fn, name, value, finite=False)
     if v is not None and not (_finite(v) and v > 0):
         fail(fn, f"`{name}` must be a finite number > 0, got {_show(value)}")
 
 
 def nonnegative(fn: str, name: str, value) -> None:
-    v = number(fn, name, value)
+    v = number(fn, name, value, finite=False)
     if v is not None and not (_finite(v) and v >= 0):
         fail(fn, f"`{name}` must be a finite number >= 0, got {_show(value)}")
 
@@ -159,7 +166,7 @@ def in_range(
     high_open: bool = False,
 ) -> None:
     """Checks ``low <(=) value <(=) high`` when ``value`` is known at trace time."""
-    v = number(fn, name, value)
+    v = number(fn, name, value, finite=False)
     if v is None:
         return
     ok_low = v > low if low_open else v >= low

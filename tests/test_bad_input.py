@@ -423,3 +423,106 @@ def test_a_python_int_past_64_bits_is_a_named_value_error_not_a_type_error():
         _checks.in_range("f", "x", huge, 0, 1)
     with pytest.raises(ValueError, match=r"f: `x` must be a finite number >= 0"):
         _checks.nonnegative("f", "x", -huge)
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (
+            lambda z: losses.oucl_loss(z[:, :2], z, beta=1.0, margin=float("nan")),
+            "oucl_loss: `margin` must be a finite number, got nan",
+        ),
+        (
+            lambda z: mixers.mo_mix(z, threshold=float("nan")),
+            "mo_mix: `threshold` must be a finite number, got nan",
+        ),
+        (
+            lambda z: mixers.mo_mix(z, threshold=np.float32(np.inf)),
+            r"mo_mix: `threshold` must be a finite number, got .*inf",
+        ),
+    ],
+)
+def test_non_finite_hyperparameters_are_refused(call, message):
+    # (A NaN threshold compares false everywhere: every partner would be left out unseen.)
+    z = jax.random.normal(jax.random.key(0), (6, 4))
+    with pytest.raises(ValueError, match=message):
+        call(z)
+
+
+def test_image_helpers_refuse_what_they_would_misread():
+    from jaxcl import augment
+    from jaxcl.data import HostCrop
+
+    with pytest.raises(
+        ValueError, match="to_unit_range: `images` must be uint8 .* got dtype int32"
+    ):
+        augment.to_unit_range(np.full((2, 4, 4, 3), 200, np.int32))  # would pass as 200.0
+    crop = HostCrop(8, views=1)
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match=r"HostCrop: `image` must be uint8.*float32"):
+        crop(np.full((16, 16, 3), 0.5, np.float32), rng)  # would crop a black image
+    with pytest.raises(ValueError, match=r"got dtype int32, values 0\.\.300"):
+        crop(np.linspace(0, 300, 16 * 16 * 3).astype(np.int32).reshape(16, 16, 3), rng)
+    ok = crop(np.full((16, 16, 3), 7, np.int64), rng)  # integers in range are taken
+    assert ok.dtype == np.uint8 and np.all(ok == 7)
+    params = jax.vmap(lambda k: augment.color_jitter_params(k, brightness=0.4))(
+        jax.random.split(jax.random.key(0), 4)
+    )
+    with pytest.raises(ValueError, match="one image's: .* vmap apply_color_jitter"):
+        augment.apply_color_jitter(jnp.zeros((4, 8, 8, 3)), params)
+    with pytest.raises(ValueError, match="`params` must be the dict color_jitter_params"):
+        augment.apply_color_jitter(jnp.zeros((8, 8, 3)), {"brightness": 1.0})
+    with pytest.raises(ValueError, match="gaussian_kernel: `sigma` must be a finite number > 0"):
+        augment.gaussian_kernel(0.0, 3)
+    with pytest.raises(ValueError, match="gaussian_kernel: `kernel_size` must be odd, got 4"):
+        augment.gaussian_kernel(1.0, 4)
+    with pytest.raises(ValueError, match="resized_crop: `box` must hold integer .* float32"):
+        augment.resized_crop(jnp.zeros((8, 8, 3)), jnp.array([0.5, 0.5, 3.7, 3.7]), 4)
+    with pytest.raises(ValueError, match="crop_box: `height` and `width` must be a positive"):
+        augment.crop_box(jax.random.key(0), 0, 32)
+    assert augment.crop_box(jax.random.key(0), np.int64(32), 32).shape == (4,)
+    with pytest.raises(ValueError, match="rgb_to_grayscale: `channels` must be the int 1 or 3"):
+        augment.rgb_to_grayscale(jnp.zeros((4, 4, 3)), channels=3.0)
+
+
+def test_model_sizes_are_checked_by_name():
+    from flax import nnx
+
+    from jaxcl import models
+
+    rngs = nnx.Rngs(0)
+    cases = [
+        (lambda: models.MLP(4, 8, rngs=rngs), "MLP: `widths` must be a non-empty sequence"),
+        (lambda: models.MLP(0, (4,), rngs=rngs), "MLP: `in_features` must be a positive integer"),
+        (lambda: models.mlp_encoder(4, depth=2, width=0, rngs=rngs), "mlp_encoder: `width`"),
+        (
+            lambda: models.projection_head(4, depth=2, width=8, out_dim=0, rngs=rngs),
+            "projection_head: `out_dim` must be a positive integer, got 0",
+        ),
+        (lambda: models.FeedForward(4, width=-1, depth=2, rngs=rngs), "FeedForward: `width`"),
+        (lambda: models.GCN(4, (8, 0), rngs=rngs), r"GCN: `widths\[1\]` must be a positive"),
+        (lambda: models.GIN(4, width=64.0, depth=2, rngs=rngs), "GIN: `width` must be a positive"),
+        (lambda: models.grace_encoder(4, out_dim=0, rngs=rngs), "grace_encoder: `out_dim`"),
+    ]
+    for build, message in cases:
+        with pytest.raises(ValueError, match=message):
+            build()
+
+
+def test_folds_need_two_classes_and_enough_of_each():
+    from jaxcl import data, evaluation
+
+    x = np.random.default_rng(0).normal(size=(40, 3))
+    with pytest.raises(ValueError, match="svm_kfold_accuracy: `y` must hold at least two classes"):
+        evaluation.svm_kfold_accuracy(x, np.zeros(40, np.int32), num_folds=5)
+    labels = np.array([0] * 20 + [1] * 2)
+    with pytest.raises(ValueError, match="stratified_kfold: `num_folds` = 5 is more than .* 2"):
+        data.stratified_kfold(labels, num_folds=5, seed=0)
+    assert len(data.stratified_kfold(labels, num_folds=2, seed=0)) == 2
+
+
+def test_image_batches_checks_its_arguments_at_the_call():
+    from jaxcl import data
+
+    with pytest.raises(ValueError, match="image_batches: `batch_size`"):
+        data.image_batches(None, batch_size=-1)  # not only at the first next()

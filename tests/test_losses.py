@@ -92,9 +92,21 @@ def test_infonce_where_equals_subset():
     assert np.all(np.abs(np.asarray(grad)[keep]).sum(axis=1) > 0)
 
 
-def test_infonce_single_pair_is_zero():
+@pytest.mark.parametrize("name", ["infonce", "nt_xent", "imix_npair_loss"])
+def test_a_batch_of_one_has_no_negatives_and_is_refused(name):
+    # Its loss would be exactly 0 with a zero gradient: training would stand still.
     za, zb = _views(4, n=1)
-    np.testing.assert_allclose(losses.infonce(za, zb, temperature=0.1), 0.0, atol=1e-6)
+    kw = dict(lam=jnp.ones(1), perm=jnp.zeros(1, jnp.int32)) if name.startswith("imix") else {}
+    with pytest.raises(ValueError, match=f"{name}: a batch of one row has no negatives"):
+        getattr(losses, name)(za, zb, temperature=0.1, **kw)
+    # Two rows, or a queue of negatives, are enough.
+    za2, zb2 = _views(4, n=2)
+    kw2 = dict(lam=jnp.ones(2), perm=jnp.arange(2)) if kw else {}
+    assert np.isfinite(float(getattr(losses, name)(za2, zb2, temperature=0.1, **kw2)))
+    if kw:
+        assert np.isfinite(
+            float(losses.imix_npair_loss(za, zb, temperature=0.1, negatives=zb2, **kw))
+        )
 
 
 @pytest.mark.parametrize("temperature", [0.1, 1.0])

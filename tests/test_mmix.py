@@ -532,3 +532,22 @@ def test_per_graph_node_loss_checks_its_arguments_by_name():
         losses.mmix_node_loss_per_graph(u[:, 0], u, ids, **kw)
     with pytest.raises(ValueError, match=r"h_b"):
         losses.mmix_graph_loss(u, u[:2])
+
+
+def test_per_graph_blocks_take_graphs_in_any_order_and_padding_among_their_nodes():
+    # Interleaved graph ids, and padding inside a graph's run of nodes: the blocks rank each
+    # real node within its graph, so they give the dense path's value and gradient.
+    rng = np.random.default_rng(7)
+    ids = np.array([2, 0, 1, 0, 2, 1, 0, 0, 1, 2], np.int32)
+    mask = np.array([1, 1, 1, 0, 1, 1, 1, 1, 0, 1], bool)
+    u, v = rng.normal(size=(2, ids.size, 4)).astype(np.float32)
+    got = {}
+    for max_nodes in (None, 3, 5):
+        kw = dict(num_graphs=3, temperature=0.5, node_mask=mask, max_nodes=max_nodes)
+        got[max_nodes] = jax.value_and_grad(
+            lambda x, y, kw=kw: losses.mmix_node_loss_per_graph(x, y, ids, **kw), (0, 1)
+        )(u, v)
+    for max_nodes in (3, 5):
+        np.testing.assert_allclose(got[max_nodes][0], got[None][0], rtol=1e-5)
+        for a, b in zip(got[max_nodes][1], got[None][1], strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)

@@ -17,7 +17,13 @@ def default_kernel_size(side: int) -> int:
 
 
 def gaussian_kernel(sigma, kernel_size: int) -> jax.Array:
-    """The normalised 1-D kernel ``exp(-x^2 / 2 sigma^2)`` on ``x = -r..r``, ``r = size // 2``."""
+    """The normalised 1-D kernel ``exp(-x^2 / 2 sigma^2)`` on ``x = -r..r``, ``r = size // 2``
+    (``sigma > 0``, may be traced; ``kernel_size`` a positive odd int)."""
+    fn = "gaussian_kernel"
+    checks.positive(fn, "sigma", sigma)
+    kernel_size = checks.positive_int(fn, "kernel_size", kernel_size)
+    if kernel_size % 2 == 0:
+        checks.fail(fn, f"`kernel_size` must be odd, got {kernel_size}")
     radius = kernel_size // 2
     x = jnp.arange(-radius, radius + 1, dtype=jnp.float32)
     weights = jnp.exp(-0.5 * jnp.square(x / jnp.asarray(sigma, jnp.float32)))

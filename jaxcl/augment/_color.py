@@ -74,6 +74,8 @@ def rgb_to_grayscale(image: jax.typing.ArrayLike, *, channels: int | None = None
     """
     image = image_array("rgb_to_grayscale", "image", image)
     channels = image.shape[-1] if channels is None else channels
+    if not checks.is_integer(channels):
+        checks.fail("rgb_to_grayscale", f"`channels` must be the int 1 or 3, got {channels!r}")
     checks.one_of("rgb_to_grayscale", "channels", channels, (1, 3))
     return jnp.repeat(_gray(image), channels, axis=-1)
 
@@ -187,8 +189,23 @@ def color_jitter_params(
 
 
 def apply_color_jitter(image: jax.Array, params: dict[str, jax.Array]) -> jax.Array:
-    """The four adjustments with ``params`` (:func:`color_jitter_params`), in its order."""
-    image = image_array("apply_color_jitter", "image", image)
+    """The four adjustments with ``params`` (:func:`color_jitter_params`), in its order.
+
+    One image's parameters: to jitter a batch, ``vmap`` this function together with
+    :func:`color_jitter_params`."""
+    fn = "apply_color_jitter"
+    image = image_array(fn, "image", image)
+    names = ("brightness", "contrast", "saturation", "hue", "order")
+    if not (isinstance(params, dict) and set(params) == set(names)):
+        got = sorted(params) if isinstance(params, dict) else type(params).__name__
+        checks.fail(fn, f"`params` must be the dict color_jitter_params returns {names}, got {got}")
+    shapes = {k: tuple(jnp.shape(params[k])) for k in names}
+    if any(shapes[k] != () for k in names[:4]) or shapes["order"] != (4,):
+        checks.fail(
+            fn,
+            f"`params` must be one image's: scalar factors and an `order` of shape (4,), got "
+            f"shapes {shapes} (for a batch, vmap apply_color_jitter with color_jitter_params)",
+        )
     ops = (
         lambda x: adjust_brightness(x, params["brightness"]),
         lambda x: adjust_contrast(x, params["contrast"]),

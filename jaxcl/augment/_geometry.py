@@ -28,15 +28,15 @@ from jaxcl.augment._color import image_array, interval
 _TRIES = 10
 
 
-def _size_pair(fn: str, size) -> tuple[int, int]:
-    if isinstance(size, int) and not isinstance(size, bool):
+def _size_pair(fn: str, size, name: str = "size") -> tuple[int, int]:
+    if checks.is_integer(size):
         size = (size, size)
     if not (
         isinstance(size, tuple | list)
         and len(size) == 2
-        and all(isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in size)
+        and all(checks.is_integer(s) and s > 0 for s in size)
     ):
-        checks.fail(fn, f"`size` must be a positive int or (height, width), got {size!r}")
+        checks.fail(fn, f"`{name}` must be a positive int or (height, width), got {size!r}")
     return int(size[0]), int(size[1])
 
 
@@ -53,7 +53,7 @@ def crop_box(
     """
     fn = "crop_box"
     checks.prng_key(fn, "key", key)
-    height, width = _size_pair(fn, (height, width))
+    height, width = _size_pair(fn, (height, width), "height` and `width")
     s0, s1 = interval(fn, "scale", scale, 0.0, 1.0)
     r0, r1 = interval(fn, "ratio", ratio, 1e-6, 1e6)
     area_key, ratio_key, top_key, left_key = jax.random.split(key, 4)
@@ -106,6 +106,8 @@ def resized_crop(image: jax.typing.ArrayLike, box: jax.typing.ArrayLike, size) -
     box = jnp.asarray(box)
     if box.shape != (4,):
         checks.fail(fn, f"`box` must be [top, left, height, width], got shape {box.shape}")
+    if not jnp.issubdtype(box.dtype, jnp.integer):
+        checks.fail(fn, f"`box` must hold integer pixel positions, got dtype {box.dtype}")
     concrete = checks.concrete_array(box)
     if concrete is not None:  # a traced box (random_resized_crop's) is inside by construction
         t, l_, bh, bw = (int(v) for v in concrete)

@@ -135,8 +135,15 @@ def batch_views(
 
 
 def to_unit_range(images: jax.typing.ArrayLike) -> jax.Array:
-    """uint8 images to float32 in ``[0, 1]`` (floating images are returned as float32)."""
+    """uint8 images to float32 in ``[0, 1]`` (floating images are returned as float32, taken
+    to be in ``[0, 1]`` already). Other integer and boolean dtypes are refused: their range
+    is not known (an int32 image of 0-255 would pass through as 0-255)."""
     images = jnp.asarray(images)
     if images.dtype == jnp.uint8:
         return images.astype(jnp.float32) / 255.0
+    if not jnp.issubdtype(images.dtype, jnp.floating):
+        checks.fail(
+            "to_unit_range",
+            f"`images` must be uint8 (0-255) or floating (0-1), got dtype {images.dtype}",
+        )
     return images.astype(jnp.float32)

@@ -73,7 +73,23 @@ class HostCrop:
     def __call__(self, image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         import PIL.Image
 
-        image = np.asarray(image, np.uint8)
+        image = np.asarray(image)
+        if image.dtype != np.uint8:
+            in_range = (
+                np.issubdtype(image.dtype, np.integer)
+                and image.size
+                and 0 <= image.min()
+                and image.max() <= 255
+            )
+            if not in_range:
+                seen = f", values {image.min()}..{image.max()}" if image.size else ""
+                raise ValueError(
+                    "HostCrop: `image` must be uint8, or integers in [0, 255]; got dtype "
+                    f"{image.dtype}{seen}"
+                )
+            image = image.astype(np.uint8)
+        if image.ndim != 3 or image.shape[-1] not in (1, 3):
+            raise ValueError(f"HostCrop: `image` must be [H, W, 1 or 3], got shape {image.shape}")
         channels = image.shape[-1]
         pil = PIL.Image.fromarray(image[..., 0] if channels == 1 else image)
         height, width = image.shape[:2]

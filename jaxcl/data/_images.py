@@ -371,4 +371,10 @@ def image_batches(
         it = it.mp_prefetch(
             grain.MultiprocessingOptions(num_workers=workers, per_worker_buffer_size=buffer)
         )
-    yield from it
+    # (The arguments are checked above, at the call; reading, and any worker processes,
+    # start with the first batch.)
+    return _iterate(it)
+
+
+def _iterate(dataset):
+    yield from dataset

@@ -91,6 +91,13 @@ def stratified_kfold(
         _checks.fail(
             fn, f"`num_folds` must lie in [2, {labels.shape[0]}] (the examples), got {num_folds}"
         )
+    smallest = int(np.unique(labels, return_counts=True)[1].min())
+    if num_folds > smallest:
+        _checks.fail(
+            fn,
+            f"`num_folds` = {num_folds} is more than the smallest class's {smallest} examples: "
+            "some folds would miss that class and the folds would not keep the proportions",
+        )
     seed = _seed(fn, seed)
     folds = StratifiedKFold(n_splits=num_folds, shuffle=True, random_state=seed)
     return [

@@ -119,7 +119,10 @@ def real(fn: str, name: str, value, *, allow_zero: bool) -> float:
 def num_folds(fn: str, value, y: np.ndarray) -> int:
     """A fold count in ``[2, smallest class count]``, so every fold can hold every class."""
     value = _checks.positive_int(fn, "num_folds", value)
-    smallest = int(np.unique(y, return_counts=True)[1].min())
+    classes, counts = np.unique(y, return_counts=True)
+    if len(classes) < 2:
+        _checks.fail(fn, f"`y` must hold at least two classes to classify, got only {classes}")
+    smallest = int(counts.min())
     if not 2 <= value <= smallest:
         _checks.fail(
             fn,

@@ -34,6 +34,17 @@ def check_pair(fn: str, z_a, z_b, names: tuple[str, str] = ("z_a", "z_b")):
     return z_a, z_b
 
 
+def check_negatives(fn: str, batch: int, axis_name) -> None:
+    """A contrastive loss over one device's batch needs two rows: with one there is no
+    negative, and the loss is 0 with a zero gradient (training would silently stand still)."""
+    if axis_name is None and batch < 2:
+        _checks.fail(
+            fn,
+            "a batch of one row has no negatives (the loss would be 0 with a zero gradient); "
+            "pass at least 2 rows",
+        )
+
+
 def check_where(fn: str, where, batch: int):
     """An optional ``[batch]`` boolean mask of the rows that take part."""
     return _checks.bool_mask(fn, "where", where, batch)

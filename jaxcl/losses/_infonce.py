@@ -78,6 +78,7 @@ def infonce(
     """
     fn = "infonce"
     z_a, z_b = _common.check_pair(fn, z_a, z_b)
+    _common.check_negatives(fn, z_a.shape[0], axis_name)
     _checks.positive(fn, "temperature", temperature)
     where = _common.check_where(fn, where, z_a.shape[0])
     z_a, z_b = _common.zero_masked_rows(z_a, where), _common.zero_masked_rows(z_b, where)
@@ -348,6 +349,7 @@ def nt_xent(
     """
     fn = "nt_xent"
     z_a, z_b = _common.check_pair(fn, z_a, z_b)
+    _common.check_negatives(fn, z_a.shape[0], axis_name)
     _checks.positive(fn, "temperature", temperature)
     where = _common.check_where(fn, where, z_a.shape[0])
     z_a, z_b = _common.zero_masked_rows(z_a, where), _common.zero_masked_rows(z_b, where)

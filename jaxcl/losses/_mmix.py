@@ -182,8 +182,7 @@ def mmix_node_loss_per_graph(
         graph. An int, at least the largest real graph: blocks of ``max_nodes`` nodes
         instead, the graphs packed into them in order, several small graphs to a block, and
         ``max_nodes^2`` logits per block (far cheaper when the batch holds many small
-        graphs). The same value; this layout needs each graph's real nodes contiguous and
-        in order, as in jraph batches.
+        graphs). The same value, for graphs in any order.
         A smaller ``max_nodes`` is an error when the ids and mask are concrete; under
         ``jit`` it cannot be checked and a larger graph's extra nodes are left out.
     """
@@ -240,9 +239,12 @@ def _per_graph_blocks(a, b, ids, real, num_graphs, max_nodes, inv_t):
     n = a.shape[0]
     width = max_nodes
     blocks = min(num_graphs, 2 * (-(-n // width)) + 1)
-    index = jnp.arange(n)
-    first = jax.ops.segment_min(jnp.where(real, index, n), ids, num_graphs)
     size = jax.ops.segment_sum(real.astype(jnp.int32), ids, num_graphs)
+    # Each real node's rank among its graph's real nodes, in batch order (so that graphs
+    # need not be contiguous and padding may sit among a graph's nodes).
+    order = jnp.argsort(jnp.where(real, ids, num_graphs), stable=True)
+    sorted_at = jnp.zeros((n,), jnp.int32).at[order].set(jnp.arange(n, dtype=jnp.int32))
+    rank = sorted_at - (jnp.cumsum(size) - size)[ids]
 
     def place(carry, s):
         block, fill = carry
@@ -252,7 +254,7 @@ def _per_graph_blocks(a, b, ids, real, num_graphs, max_nodes, inv_t):
 
     _, (block, offset) = jax.lax.scan(place, (jnp.int32(0), jnp.int32(0)), size)
     # Padding nodes (and any real node past max_nodes) are dropped by the scatter.
-    pos = jnp.where(real & (index - first[ids] < width), offset[ids] + index - first[ids], width)
+    pos = jnp.where(real & (rank < width), offset[ids] + rank, width)
 
     def layout(x, fill=0):
         out = jnp.full((blocks, width) + x.shape[1:], fill, x.dtype)

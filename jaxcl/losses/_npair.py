@@ -111,6 +111,8 @@ def imix_npair_loss(
     _checks.same_shape(fn, "z_mix", z_mix, "z_b", z_b)
     _checks.positive(fn, "temperature", temperature)
     batch = z_mix.shape[0]
+    if negatives is None:
+        _common.check_negatives(fn, batch, axis_name)
     lam = _check_lam(fn, lam, batch)
     perm = _checks.index_array(
         fn, "perm", perm, (batch,), size=batch, what="row indices of this batch (or shard)"

@@ -6,6 +6,7 @@ import jax
 import jraph
 from flax import nnx
 
+from jaxcl import _checks as checks
 from jaxcl.models._batch_norm import BatchNorm
 from jaxcl.models._mlp import BN_MOMENTUM
 
@@ -60,6 +61,10 @@ class FeedForward(nnx.Module):
     ):
         if isinstance(depth, bool) or not isinstance(depth, int) or depth <= 0:
             raise ValueError(f"FeedForward: `depth` must be a positive int, got {depth!r}")
+        checks.positive_int("FeedForward", "in_features", in_features)
+        checks.positive_int("FeedForward", "width", width)
+        if out_features is not None:
+            checks.positive_int("FeedForward", "out_features", out_features)
         init = dict(
             kernel_init=nnx.initializers.glorot_uniform(),
             bias_init=nnx.initializers.zeros_init(),

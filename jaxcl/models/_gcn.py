@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import jraph
 from flax import nnx
 
+from jaxcl import _checks as checks
 from jaxcl.graphs import (
     SparseMatrix,
     aggregate_edges,
@@ -23,6 +24,7 @@ from jaxcl.graphs import (
     gcn_normalization,
     sparse_matmul,
 )
+from jaxcl.models._mlp import check_widths
 
 
 def _zero_rows(h: jax.Array, node_mask: jax.Array | None) -> jax.Array:
@@ -128,8 +130,8 @@ class GCN(nnx.Module):
         sorted_receivers: bool = True,
         rngs: nnx.Rngs,
     ):
-        if not widths:
-            raise ValueError("GCN: `widths` must name at least one layer, got an empty sequence")
+        checks.positive_int("GCN", "in_features", in_features)
+        widths = check_widths("GCN", "widths", widths)
         if activation not in ("prelu", "relu", None):
             raise ValueError(
                 f"GCN: `activation` must be 'prelu', 'relu' or None, got {activation!r}"
@@ -244,5 +246,6 @@ def grace_encoder(
     """
     if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers < 1:
         raise ValueError(f"grace_encoder: `num_layers` must be a positive int, got {num_layers!r}")
+    checks.positive_int("grace_encoder", "out_dim", out_dim)
     widths = (2 * out_dim,) * (num_layers - 1) + (out_dim,)
     return GCN(in_features, widths, activation=activation, rngs=rngs)

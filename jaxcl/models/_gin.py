@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import jraph
 from flax import nnx
 
+from jaxcl import _checks as checks
 from jaxcl.graphs import (
     SparseMatrix,
     aggregate_edges,
@@ -190,6 +191,8 @@ class GIN(nnx.Module):
     ):
         if isinstance(depth, bool) or not isinstance(depth, int) or depth <= 0:
             raise ValueError(f"GIN: `depth` must be a positive int, got {depth!r}")
+        checks.positive_int("GIN", "in_features", in_features)
+        checks.positive_int("GIN", "width", width)
         if not isinstance(slabs, bool):
             raise ValueError(f"GIN: `slabs` must be True or False, got {slabs!r}")
         self.slabs = slabs

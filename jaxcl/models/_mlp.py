@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import jax
 from flax import nnx
 
+from jaxcl import _checks as checks
 from jaxcl.models._batch_norm import BatchNorm
 
 # PyTorch's BatchNorm momentum 0.1 in Flax's convention (decay of the running average); the
@@ -41,8 +42,8 @@ class MLP(nnx.Module):
         bn_momentum: float = BN_MOMENTUM,
         rngs: nnx.Rngs,
     ):
-        if not widths:
-            raise ValueError("MLP: `widths` must name at least one layer, got an empty sequence")
+        checks.positive_int("MLP", "in_features", in_features)
+        widths = check_widths("MLP", "widths", widths)
         self.final_activation = final_activation
         sizes = [in_features, *widths]
         normed = [batch_norm] * len(widths)
@@ -87,11 +88,20 @@ class Classifier(nnx.Module):
     """Encoder followed by one linear layer to class logits (the supervised baseline)."""
 
     def __init__(self, encoder: nnx.Module, feature_dim: int, num_classes: int, *, rngs):
+        checks.positive_int("Classifier", "feature_dim", feature_dim)
+        checks.positive_int("Classifier", "num_classes", num_classes)
         self.encoder = encoder
         self.logits = nnx.Linear(feature_dim, num_classes, rngs=rngs)
 
     def __call__(self, x: jax.Array) -> jax.Array:
         return self.logits(self.encoder(x))
+
+
+def check_widths(fn: str, name: str, widths) -> tuple[int, ...]:
+    """``widths`` as a non-empty tuple of positive ints, or a ValueError naming ``name``."""
+    if not (isinstance(widths, Sequence) and not isinstance(widths, str) and widths):
+        checks.fail(fn, f"`{name}` must be a non-empty sequence of layer widths, got {widths!r}")
+    return tuple(checks.positive_int(fn, f"{name}[{i}]", w) for i, w in enumerate(widths))
 
 
 def _check_depth(fn: str, depth) -> None:
@@ -102,6 +112,7 @@ def _check_depth(fn: str, depth) -> None:
 def mlp_encoder(in_features: int, *, depth: int, width: int, rngs: nnx.Rngs, **kw) -> MLP:
     """``depth`` layers of ``width`` units, each ``Linear -> BN -> ReLU``."""
     _check_depth("mlp_encoder", depth)
+    checks.positive_int("mlp_encoder", "width", width)
     return MLP(in_features, (width,) * depth, rngs=rngs, **kw)
 
 
@@ -118,6 +129,8 @@ def projection_head(
     """``depth`` layers ending in ``out_dim`` units, no ReLU on the output; BN after every
     layer, or (``output_norm=False``) after every layer but the last, which keeps its bias."""
     _check_depth("projection_head", depth)
+    checks.positive_int("projection_head", "width", width)
+    checks.positive_int("projection_head", "out_dim", out_dim)
     return MLP(
         in_features,
         (width,) * (depth - 1) + (out_dim,),
