@@ -13,10 +13,11 @@ CPU, no accelerator, jax 0.10.2, 2026-11-25): linear top-1 76.24 ± 1.08 (75.54,
 77.48), mean ± sample std; kNN 71.36 ± 0.79; wall time 467 / 426 / 423 s per seed (seed 0's
 on cores partly shared with another run). SimCLR and ESCo-SORF are level (76.39, 76.24),
 ESCo-RFF is 0.7-1.2 lower in every seed (75.38), within the seed-to-seed spread of the rows.
-Seeds 0 and 1 pretrained again at commit 945131f (2026-11-30, AMD EPYC Zen 4, cores shared
-with a CI run) give back those numbers exactly; scored again with SimCLR's probe
-(``--config.eval.linear_trust_ratio=False --config.eval.linear_standardize=False``):
-77.48 / 77.27 (-0.47 / -0.28 against SimCLR);
+Seeds 0-2 pretrained again at commit 945131f (2026-11-30, AMD EPYC Zen 4; seed 2 670 s,
+partly shared with test runs) give back those numbers exactly; scored again with SimCLR's
+probe (``--config.eval.linear_trust_ratio=False --config.eval.linear_standardize=False``):
+77.93 ± 0.97 (77.48 / 77.27 / 79.05; -0.47 / -0.28 / -0.01 against SimCLR), kNN 71.34 ±
+0.67 at this commit;
 ``experiments/esco/results/image_table_fmnist_cpu.json``.
 CIFAR and STL-10 are configured at paper scale but not available here; STL-10 runs on tfds
 mock data in tests/test_image_task.py.

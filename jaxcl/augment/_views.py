@@ -31,7 +31,8 @@ def simclr_view(
     resized to ``size``; horizontal flip (p 0.5); colour jitter of strength ``s``
     (brightness, contrast, saturation 0.8 s, hue 0.2 s, random order, p 0.8); grayscale
     (p 0.2); Gaussian blur with sigma in [0.1, 2] and a kernel of 10% of the side (p
-    ``blur_p``: 0.5 on ImageNet, 0 on CIFAR, where ``s = 0.5``).
+    ``blur_p``: SimCLR's code 0.5 on ImageNet and 0 on CIFAR, where ``s = 0.5``; DACL's
+    CIFAR configs keep 0.5, as DACL §5.2 lists the blur among SimCLR's augmentations).
 
     Args:
       key: one PRNG key; the same key gives the same view.
