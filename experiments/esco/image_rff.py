@@ -13,8 +13,8 @@ CPU, no accelerator, jax 0.10.2, 2026-11-25): linear top-1 75.38 ± 1.34 (75.22,
 76.80), mean ± sample std; kNN 70.49 ± 0.73; wall time 567 / 425 / 427 s per seed (seed 0's
 on cores partly shared with another run). SimCLR and ESCo-SORF are level (76.39, 76.24),
 ESCo-RFF is 0.7-1.2 lower in every seed (75.38), within the seed-to-seed spread of the rows.
-Seeds 0-2 pretrained again at commit 945131f (2026-11-30, AMD EPYC Zen 4; seed 2 584 s on
-quiet cores) give back those numbers exactly; scored again with SimCLR's probe
+Seeds 0-2 pretrained again at commit 945131f (2026-11-30, AMD EPYC Zen 4; seed 2 584 s,
+partly shared with test runs) give back those numbers exactly; scored again with SimCLR's probe
 (``--config.eval.linear_trust_ratio=False --config.eval.linear_standardize=False``):
 77.55 ± 0.94 (77.07 / 76.95 / 78.63; -0.88 / -0.60 / -0.43 against SimCLR), kNN 70.32 ±
 0.85 at this commit;
