@@ -216,6 +216,34 @@ def test_real_builders_under_mock_data(tmp_path, name, split, shape):
     assert labels.shape == (4,)
 
 
+def test_host_crops_draw_from_their_own_stream_not_the_epochs_order(tmp_path):
+    # NumPy pads seed lists with zeros: example 0's crops must not come from the stream
+    # [seed, epoch] that ordered the epoch.
+    import copy
+    import dataclasses
+
+    import tensorflow_datasets as tfds
+
+    from jaxcl.data import _images
+
+    first = {}
+
+    @dataclasses.dataclass(frozen=True)
+    class Recording(HostCrop):
+        def __call__(self, image, rng):
+            first[len(first)] = copy.deepcopy(rng).random()
+            return super().__call__(image, rng)
+
+    with tfds.testing.mock_data(num_examples=6, policy=tfds.testing.MockPolicy.USE_CODE):
+        source = open_images("imagenet2012", "train", tmp_path)
+        next(image_batches(source, batch_size=6, seed=3, epoch=2, crop=Recording(8)))
+    rows = _images.epoch_order(6, 3, 2)
+    tag = _images._CROP_STREAM
+    want = [np.random.default_rng([3, 2, int(i), tag]).random() for i in rows]
+    np.testing.assert_array_equal([first[k] for k in range(6)], want)
+    assert np.random.default_rng([3, 2]).random() not in want
+
+
 def test_imagenet_without_a_crop_is_refused(tmp_path):
     import tensorflow_datasets as tfds
 

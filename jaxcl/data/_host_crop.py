@@ -39,8 +39,9 @@ class HostCrop:
     """Crops of varying-size images to ``size x size`` on the host (Pillow, bilinear).
 
     Training (``views > 0``): ``views`` random resized crops per image (area ``scale``, ratio
-    ``ratio``, SimCLR's 0.08-1 and 3/4-4/3), drawn from ``np.random.default_rng([seed,
-    epoch, index])``; the batch is ``uint8 [batch, views, size, size, C]``. Evaluation
+    ``ratio``, SimCLR's 0.08-1 and 3/4-4/3), drawn from the ``rng`` given (in
+    :func:`image_batches`, ``np.random.default_rng([seed, epoch, index, tag])``, a stream of
+    its own); the batch is ``uint8 [batch, views, size, size, C]``. Evaluation
     (``views == 0``): resize the shorter side to ``size / 0.875`` and take the centre
     ``size x size`` (the usual ImageNet evaluation crop); ``uint8 [batch, size, size, C]``.
     """

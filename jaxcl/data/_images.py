@@ -235,6 +235,11 @@ def open_images(
 # Batches
 
 
+# The host crops' stream tag: NumPy pads a seed list with zeros, so example 0's crops drawn
+# from ``[seed, epoch, 0]`` would be the stream that ordered the epoch (``[seed, epoch]``).
+_CROP_STREAM = 0x43524F50
+
+
 def epoch_order(num_examples: int, seed: int, epoch: int) -> np.ndarray:
     """The order of the examples in ``epoch``: ``default_rng([seed, epoch]).permutation``."""
     return np.random.default_rng([seed, epoch]).permutation(num_examples)
@@ -270,7 +275,7 @@ class _ReadBatch:
                 [
                     self.crop(
                         e[self.source.image_key],
-                        np.random.default_rng([self.seed, epoch, int(i)]),
+                        np.random.default_rng([self.seed, epoch, int(i), _CROP_STREAM]),
                     )
                     for i, e in zip(rows, examples, strict=True)
                 ]
