@@ -499,7 +499,7 @@ def test_colour_views_need_rgb_images():
 def test_paper_scale_configs(row, data, backbone):
     c = metaug_images.make(row, f"{data},{backbone}")
     training.validate(c)
-    assert c.data.name == data and c.train.batch_size == 64 and c.train.epochs == 240
+    assert c.data.name == data and c.train.batch_size == 64 and c.train.epochs == 300
     assert c.method.views == "lab_rgb"
     assert c.method.name == metaug_images.ROWS[row][0]
     if row != "simclr":

@@ -23,9 +23,11 @@ evaluation; SimCLR and SimCLR+DACL use random crop + flip.
 
 What the paper leaves open, and what we use: colour strength 0.5 on CIFAR and 1.0 on
 ImageNet, NT-Xent temperature 0.5 on CIFAR and 0.1 on ImageNet (SimCLR's own settings for
-these data sets); DACL's alpha 0.9 and DACL+'s rho 0.9 (its tabular values), Gaussian noise
-0.1 on pixels in [0, 1] (the middle of the tabular search grid); SimCLR+DACL's two losses
-with weight 1 each (§5.2: "the sum").
+these data sets); DACL's alpha 0.9 and DACL+'s rho 0.9 (its tabular values; rho the
+probability of keeping an anchor's pixel, see :mod:`jaxcl.configs.dacl_tabular`), Gaussian
+noise of standard deviation 0.1 on pixels in [0, 1] (from §5's grid {0.05, 0.1, 0.3, 0.5};
+the tabular row uses 0.3); SimCLR+DACL's two losses with weight 1 each
+(§5.2: "the sum").
 
 The ``cpu`` variant: Fashion-MNIST (28x28x1; the tfds folder prepared from the Debian idx
 files), ResNet-18 with 8 channels in its first stage (CIFAR stem), 2-layer head of 256 to 64

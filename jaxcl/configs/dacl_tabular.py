@@ -5,7 +5,15 @@ Each row has its own file in ``experiments/dacl/`` (``tabular_fmnist_<row>.py``)
 (DACL §5.1): 12-layer fully connected encoder and 3-layer projection head, ReLU and batch
 norm on every layer, 1000 epochs at batch 4096, LARS with lr 0.1 and cosine decay without
 restarts, linear classifier 200 epochs at batch 256 with LARS lr 0.1. The paper does not
-give the layer width; we use 1024 (128-d projection output, as in its image setup).
+give the layer width; we use 1024 (128-d projection output, as in its image setup). Added
+from its image setup (§5.2), where §5.1 is silent: 10 warm-up epochs and weight decay 1e-6.
+The classifier's "LARS" is SimCLR's, without the trust ratio on the classifier (so momentum
+SGD at lr 0.1), as :mod:`jaxcl.configs.dacl_images` explains. DACL+'s ``rho = 0.9`` is the
+probability of keeping an anchor's entry: §5's grid {0.1, 0.3, 0.5} read as the
+probability of swapping one, the reading under which the view stays closer to its anchor
+(§3.1's "high rho"; see :func:`jaxcl.mixers.binary_mixup`). Gaussian noise ``scale`` is the
+noise's standard deviation (§5 calls its grid the "mean"; see
+:func:`jaxcl.mixers.gaussian_noise`).
 
 The ``cpu`` variant keeps the architecture's depth but narrows it to 256 units and trains
 80 epochs at batch 1024, so each row finishes in under 20 minutes on 2 CPU cores. With 16x

@@ -12,7 +12,10 @@ with D = 1024 random features drawn afresh every step and lambda 1.04 (CIFAR-10,
 1.08 (CIFAR-100), contrasting against SimCLR's negative set (``esco_negatives='both'``).
 With our convention (``lam * ||a - b||^2``) InfoNCE is lambda = 1 / (2 tau) = 1.0 at tau 0.5,
 so these lambdas weigh alignment 4-8% above SimCLR's. Linear evaluation: logistic regression
-in the paper; here 100 epochs of Adam at 1e-3 on the frozen encoder with crop + flip.
+in the paper; here 100 epochs of Adam at 1e-3 without weight decay on the frozen encoder,
+batch 256, with crop + flip (the debiased code's ``linear.py``: batch 512, Adam 1e-3 with
+weight decay 1e-6, and the pretraining's whole augmentation, colour and blur too, which our
+streamed probe does not offer).
 
 What the paper leaves open and what we use: the blur (sigma in [0.1, 2], a kernel of 10% of
 the side: 3 pixels at 32x32, as in that code); STL-10 pretrains on its unlabelled and

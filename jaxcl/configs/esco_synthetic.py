@@ -11,7 +11,12 @@ softmax output, ``data.hidden_activation='relu'``, fed to the encoder as they ar
 a 3-layer MLP 1024-1024-1024-512 with ReLU and no projector (``mlp_plain``), Adam at lr 1e-5,
 no weight decay, 1500 epochs, tau = 1, D = 2048 random features drawn afresh every step;
 evaluation by logistic regression with 10-fold cross-validation on the embeddings of the
-examples ``x``. The paper gives no batch size; we use 256 (15 steps an epoch). All rows
+examples ``x`` (here: features standardised over all examples, then per fold 300 full-batch
+Adam steps at lr 0.01, ``eval.linear_steps`` / ``eval.linear_lr``; the paper names no
+solver). Each command pretrains three times (``repeats = 3``: seeds ``seed`` to ``seed + 2``)
+and reports the mean and sample std, where the paper reports one number. Its lambdas are
+Table 1's and App. C's (RFF 1.6, SORF 1.5); §5.1's text has them the other way round. The
+paper gives no batch size; we use 256 (15 steps an epoch). All rows
 contrast each view against the other view and the other rows of its own view (SimCLR's
 negative set, ``esco_negatives='both'``), symmetrised, so the SimCLR row (exact kernel,
 lambda = 1 / (2 tau) = 0.5) is exactly NT-Xent.

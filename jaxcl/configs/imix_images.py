@@ -54,7 +54,8 @@ Where we differ, and why:
   skips them (``jaxcl.optim.decay_mask``, SimCLR's practice), as their numbers were measured.
 * Linear evaluation: 100 epochs at batch 256 with crop + flip, SGD lr 10 with cosine decay
   (the official code sweeps seven learning rates with a step schedule and keeps the last
-  epoch's accuracy).
+  epoch's accuracy). The crop is SimCLR's random resized crop (area 0.08-1); the code's
+  ``main_lincls.py`` takes ``RandomCrop(32, padding=4)`` on CIFAR.
 
 The paper's numbers: ../shared/papers holds only a slide deck for i-Mix (no CIFAR table),
 and the paper's text was not reachable from this machine. The N-pair column of its domain

@@ -6,8 +6,14 @@ Partners: the graph's neighbours (m-mix-wp, the paper's default "m-mix") or, wit
 option ``op``, every node (m-mix-op, Table 3; no threshold unless
 ``--config.method.threshold`` is set: the paper gives no value for theta).
 
-The setup, Appendix A where it says, MVGRL's where it does not: features divided by their
-row sums; one GCN layer per view (adjacency ``D^-1/2 (A + I) D^-1/2``, exact dense PPR
+The setup, Appendix A where it says, MVGRL's where it does not, with three departures from
+Appendix A and the official script named here: features divided by their row sums, as
+MVGRL's code (Appendix A z-scores them: "normalized using the standard score"; not
+compared); ``width`` 512, MVGRL's (the paper searches a grid, the official script uses 256:
+``--config.model.encoder_width=256``, which the README's m-Mix section measured); 200
+epochs without early stopping (the paper: up to 2000 with a patience of 30; the README's
+node curves are flat from 200-300 epochs on, and 2000 epochs are 10x the CPU time). One
+GCN layer per view (adjacency ``D^-1/2 (A + I) D^-1/2``, exact dense PPR
 diffusion with ``alpha = 0.2``; on Citeseer MVGRL's code's view of it, thresholded to about
 the mean degree and scaled column-wise to [0, 1], which the official m-Mix script loads with
 MVGRL's ``load``: :func:`jaxcl.configs.mvgrl_node.apply_citeseer_diffusion`) of ``width``
