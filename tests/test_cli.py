@@ -124,6 +124,18 @@ def test_a_workdir_below_a_file_or_that_cannot_be_made_is_a_usage_error(tmp_path
     assert line.startswith("jaxcl.main: error: --workdir=/proc/jaxcl_no_such_run: cannot be made")
 
 
+def test_data_not_where_the_config_looks_is_a_usage_error_with_the_loaders_hint(tmp_path):
+    proc = _main(
+        "--config=experiments/dacl/tabular_fmnist_dacl.py:cpu",
+        f"--config.data.data_dir={tmp_path / 'nowhere'}",
+        f"--workdir={tmp_path / 'run'}",
+    )
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr
+    assert "jaxcl.main: error: config.data.name = 'fashion_mnist': " in proc.stderr
+    assert str(tmp_path / "nowhere") in proc.stderr and "apt-get install" in proc.stderr
+
+
 SRUN_STEP = {  # what `srun -n 2` sets (the variables JAX's SLURM detection reads)
     "SLURM_JOB_ID": "7",
     "SLURM_STEP_NODELIST": "node[1-2]",

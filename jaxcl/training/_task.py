@@ -114,5 +114,10 @@ def kind_of(data_name: str) -> str:
 
 
 def make_task(config, method, mesh) -> Task:
-    """The task ``config.data.name`` names, for ``method`` on ``mesh``."""
-    return TASKS[kind_of(config.data.name)].factory(config, method, mesh)
+    """The task ``config.data.name`` names, for ``method`` on ``mesh``. Data that is not
+    where the config looks is a :class:`ConfigError` (the command line's usage error), its
+    message the loader's: the folder looked in and how to prepare the data."""
+    try:
+        return TASKS[kind_of(config.data.name)].factory(config, method, mesh)
+    except FileNotFoundError as err:
+        raise ConfigError(f"config.data.name = {config.data.name!r}: {err}") from err
