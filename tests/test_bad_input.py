@@ -478,7 +478,9 @@ def test_image_helpers_refuse_what_they_would_misread():
         augment.gaussian_kernel(1.0, 4)
     with pytest.raises(ValueError, match="resized_crop: `box` must hold integer .* float32"):
         augment.resized_crop(jnp.zeros((8, 8, 3)), jnp.array([0.5, 0.5, 3.7, 3.7]), 4)
-    with pytest.raises(ValueError, match="crop_box: `height` and `width` must be a positive"):
+    with pytest.raises(
+        ValueError, match="crop_box: `height` and `width` must be positive ints, got 0, 32"
+    ):
         augment.crop_box(jax.random.key(0), 0, 32)
     assert augment.crop_box(jax.random.key(0), np.int64(32), 32).shape == (4,)
     with pytest.raises(ValueError, match="rgb_to_grayscale: `channels` must be the int 1 or 3"):

@@ -551,3 +551,16 @@ def test_per_graph_blocks_take_graphs_in_any_order_and_padding_among_their_nodes
         np.testing.assert_allclose(got[max_nodes][0], got[None][0], rtol=1e-5)
         for a, b in zip(got[max_nodes][1], got[None][1], strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+    # Under jit an out-of-range graph id is not checked: that node is left out, and the
+    # other nodes keep their places (the dense path's value).
+    bad = ids.copy()
+    bad[0] = -1
+    values = [
+        jax.jit(
+            lambda x, y, m=m: losses.mmix_node_loss_per_graph(
+                x, y, jnp.asarray(bad), num_graphs=3, node_mask=mask, max_nodes=m
+            )
+        )(u, v)
+        for m in (None, 3)
+    ]
+    np.testing.assert_allclose(values[1], values[0], rtol=1e-5)

@@ -74,6 +74,22 @@ def test_batches_of_changing_size_stay_a_fifo():
     assert int(queue["ptr"]) == 2 and int(queue["filled"]) == 6
 
 
+@pytest.mark.parametrize("devices", [1, 8])
+def test_a_plain_queue_under_an_explicit_mesh_is_split_and_wraps_on_every_device(devices):
+    # queue_init's arrays and the keys carry no layout: enqueue lays them out over the axis.
+    # Batches of 2, 3 and 3 rows per device into rings of 6: each ring ends as one device's
+    # FIFO, [3, 3, 2, 2, 2, 3] (each row holds its batch's number).
+    mesh = jax.make_mesh((devices,), ("data",), axis_types=(jax.sharding.AxisType.Explicit,))
+    with jax.set_mesh(mesh):
+        queue = methods.queue_init(6 * devices, 1)
+        step = jax.jit(methods.enqueue)
+        for value, rows in ((1.0, 2), (2.0, 3), (3.0, 3)):
+            queue = step(queue, jnp.full((rows * devices, 1), value))
+    assert queue["keys"].sharding.spec[0] == "data"
+    rings = np.asarray(queue["keys"])[:, 0].reshape(devices, 6)
+    np.testing.assert_array_equal(rings, np.tile([3, 3, 2, 2, 2, 3], (devices, 1)))
+
+
 def test_enqueue_refuses_what_would_wrap_or_mismatch():
     queue = methods.queue_init(10, 3)
     with pytest.raises(ValueError, match="multiple of its 4 rows per batch"):

@@ -11,6 +11,8 @@ the image as it is (a gray image has no colour to change).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import jax
 import jax.numpy as jnp
 
@@ -196,8 +198,8 @@ def apply_color_jitter(image: jax.Array, params: dict[str, jax.Array]) -> jax.Ar
     fn = "apply_color_jitter"
     image = image_array(fn, "image", image)
     names = ("brightness", "contrast", "saturation", "hue", "order")
-    if not (isinstance(params, dict) and set(params) == set(names)):
-        got = sorted(params) if isinstance(params, dict) else type(params).__name__
+    if not (isinstance(params, Mapping) and set(params) == set(names)):
+        got = sorted(params) if isinstance(params, Mapping) else type(params).__name__
         checks.fail(fn, f"`params` must be the dict color_jitter_params returns {names}, got {got}")
     shapes = {k: tuple(jnp.shape(params[k])) for k in names}
     if any(shapes[k] != () for k in names[:4]) or shapes["order"] != (4,):

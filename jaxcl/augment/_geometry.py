@@ -53,7 +53,9 @@ def crop_box(
     """
     fn = "crop_box"
     checks.prng_key(fn, "key", key)
-    height, width = _size_pair(fn, (height, width), "height` and `width")
+    if not all(checks.is_integer(s) and s > 0 for s in (height, width)):
+        checks.fail(fn, f"`height` and `width` must be positive ints, got {height!r}, {width!r}")
+    height, width = int(height), int(width)
     s0, s1 = interval(fn, "scale", scale, 0.0, 1.0)
     r0, r1 = interval(fn, "ratio", ratio, 1e-6, 1e6)
     area_key, ratio_key, top_key, left_key = jax.random.split(key, 4)

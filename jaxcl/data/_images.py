@@ -318,8 +318,9 @@ def image_batches(
       crop: a :class:`HostCrop` (required for images of varying size).
       buffer: batches read ahead per worker (or by the threads).
 
-    Yields:
-      ``(images uint8, labels int32, real)``: ``images`` is ``[batch, H, W, C]`` (or
+    Returns:
+      An iterator (the arguments are checked at the call) of ``(images uint8, labels int32,
+      real)``: ``images`` is ``[batch, H, W, C]`` (or
       ``[batch, views, size, size, C]`` with a training :class:`HostCrop`); ``real`` is the
       number of real examples (less than ``batch_size`` only in an evaluation pass's last
       batch).

@@ -70,7 +70,8 @@ def stratified_kfold(
 
     Args:
       labels: int ``[num_examples]`` class of each example (e.g. ``GraphDataset.labels``).
-      num_folds: number of folds, ``2 <= num_folds <= num_examples``.
+      num_folds: number of folds, from 2 to the smallest class's number of examples (so that
+        every fold holds every class).
       seed: seed of the shuffle; the same seed gives the same folds.
 
     Returns:

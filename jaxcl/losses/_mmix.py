@@ -231,14 +231,17 @@ def mmix_node_loss_per_graph(
 
 def _per_graph_blocks(a, b, ids, real, num_graphs, max_nodes, inv_t):
     """:func:`mmix_node_loss_per_graph` in blocks of ``max_nodes`` nodes, several graphs to a
-    block: the graphs are packed in batch order, each into the current block while it fits
-    (next fit), and logits are masked to pairs within a graph. Next fit fills any two
+    block: the graphs are packed in the order of their ids, each into the current block
+    while it fits (next fit), and logits are masked to pairs within a graph. Next fit fills any two
     consecutive blocks with more than ``max_nodes`` nodes, so ``2 n / max_nodes + 1`` blocks
     hold every real node: about ``2 n max_nodes`` logits per term instead of ``num_graphs
     max_nodes^2`` with a block per graph (IMDB-BINARY at batch 256: 3.4x fewer)."""
     n = a.shape[0]
     width = max_nodes
     blocks = min(num_graphs, 2 * (-(-n // width)) + 1)
+    # A node with an out-of-range graph id (unchecked under jit) is left out, as padding: in
+    # the dense path it has no graph to belong to, and it must not shift the others' ranks.
+    real = real & (ids >= 0) & (ids < num_graphs)
     size = jax.ops.segment_sum(real.astype(jnp.int32), ids, num_graphs)
     # Each real node's rank among its graph's real nodes, in batch order (so that graphs
     # need not be contiguous and padding may sit among a graph's nodes).

@@ -115,13 +115,19 @@ def enqueue(queue: dict, keys: jax.typing.ArrayLike, *, axis: str = "data") -> d
         return local_queue.at[(at + jnp.arange(rows)) % ring].set(local_keys)
 
     new = keys.astype(queue["keys"].dtype)
-    if axis not in jax.sharding.get_abstract_mesh().axis_names:
-        written = write(queue["keys"], new, ptr)
-    else:  # (also for one device on the axis: its rows are typed as split over it)
+    mesh = jax.sharding.get_abstract_mesh()
+    old = queue["keys"]
+    if axis not in mesh.axis_names:
+        written = write(old, new, ptr)
+    else:  # (also for one device on the axis: rows typed as split over it refuse a scatter)
+        types = dict(zip(mesh.axis_names, mesh.axis_types, strict=True))
+        if types[axis] == jax.sharding.AxisType.Explicit:
+            # Rows split over the axis, whatever layout the caller's arrays came in.
+            old, new = (jax.sharding.reshard(x, P(axis)) for x in (old, new))
         # ptr is an argument, not closed over: shard_map refuses closed-over arrays of a mesh
         # with explicit axes.
         written = jax.shard_map(write, in_specs=(P(axis), P(axis), P()), out_specs=P(axis))(
-            queue["keys"], new, ptr
+            old, new, ptr
         )
     return {
         "keys": written,
