@@ -9,7 +9,12 @@ Measured here (`:cpu`: Fashion-MNIST, narrow ResNet-18, 2 epochs; seeds 0, 1, 2 
 ``--config.seed``; 2 CPU cores; seeds 0 and 1 at commit 8170739 with Eigen convolutions on
 cores shared with other jobs, seed 2 at e9897cf, partly on cores shared with test runs):
 linear top-1 80.4 ± 0.8 (per seed 80.5 / 79.6 / 81.1; mean ± sample std), kNN top-1 75.8 ±
-0.1; 9.3 / 9.1 / 4.8 min per run.
+0.1; 9.3 / 9.1 / 4.8 min per run. Pretrained again at commit c8dd6e1 (2026-11-30, AMD EPYC
+Zen 4, 5.4 / 6.3 / 4.2 min of pretraining, cores partly shared): the same linear numbers
+(80.54 / 79.57 / 81.06), kNN 76.0 ± 0.1 with the kNN bank of that day; with SimCLR's probe
+(``--config.eval.linear_trust_ratio=False --config.eval.linear_standardize=False``) 81.72 ±
+0.74 (81.70 / 80.99 / 82.47), +0.28 / -0.72 / +1.75 against N-pair;
+``experiments/imix/results/image_table_simclr_probe.json``.
 
 6 epochs (``--config.train.epochs=6``, seeds 0, 1 and 2 at commits 662bfed, ba5fecf and 3dfbeff
 (the same image code), 2026-11-28, 2 AMD EPYC cores, two runs at a time): linear top-1 82.0 ±

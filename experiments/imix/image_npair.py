@@ -9,7 +9,11 @@ Measured here (`:cpu`: Fashion-MNIST, narrow ResNet-18, 2 epochs; seeds 0, 1, 2 
 ``--config.seed``; 2 CPU cores; seeds 0 and 1 at commit 8170739 with Eigen convolutions on
 cores shared with other jobs, seed 2 at e9897cf, partly on cores shared with test runs):
 linear top-1 79.5 ± 0.4 (per seed 79.7 / 79.7 / 79.0; mean ± sample std), kNN top-1 74.1 ±
-0.1; 6.4 / 8.7 / 7.5 min per run.
+0.1; 6.4 / 8.7 / 7.5 min per run. Pretrained again at commit c8dd6e1 (2026-11-30, AMD EPYC
+Zen 4, 5.1 / 4.2 / 3.8 min of pretraining, cores partly shared): the same linear numbers
+(79.66 / 79.72 / 79.00), kNN 74.0 ± 0.2 with the kNN bank of that day; with SimCLR's probe
+(``--config.eval.linear_trust_ratio=False --config.eval.linear_standardize=False``) 81.28 ±
+0.51 (81.42 / 81.71 / 80.72); ``experiments/imix/results/image_table_simclr_probe.json``.
 
 6 epochs (``--config.train.epochs=6``, seeds 0, 1 and 2 at commits 662bfed, ba5fecf and 3dfbeff
 (the same image code), 2026-11-28, 2 AMD EPYC cores, two runs at a time): linear top-1 80.5 ±
