@@ -28,7 +28,7 @@ from jaxcl.augment._color import image_array, interval
 _TRIES = 10
 
 
-def _size_pair(fn: str, size, name: str = "size") -> tuple[int, int]:
+def _size_pair(fn: str, size) -> tuple[int, int]:
     if checks.is_integer(size):
         size = (size, size)
     if not (
@@ -36,7 +36,7 @@ def _size_pair(fn: str, size, name: str = "size") -> tuple[int, int]:
         and len(size) == 2
         and all(checks.is_integer(s) and s > 0 for s in size)
     ):
-        checks.fail(fn, f"`{name}` must be a positive int or (height, width), got {size!r}")
+        checks.fail(fn, f"`size` must be a positive int or (height, width), got {size!r}")
     return int(size[0]), int(size[1])
 
 
