@@ -11,7 +11,12 @@ bb16f69, 2026-11-28, 2 AMD EPYC cores, two runs at a time; ``python
 experiments/imix/image_table.py --tag _shuffle_bn --runs ...``,
 ``experiments/imix/results/image_table_shuffle_bn.{json,png}``):
 linear top-1 78.4 ± 0.7 (78.5 / 77.6 / 79.0), kNN top-1 73.4 ± 0.7; against MoCo v2's
-runs of the same seeds +0.5 / -0.3 / +1.2; 4.7 min a run.
+runs of the same seeds +0.5 / -0.3 / +1.2; 4.7 min a run. Pretrained again at commit
+c8dd6e1 (2026-11-30, AMD EPYC Zen 4, 2.7-5.1 min of pretraining, cores partly shared):
+77.50 ± 0.17 (77.39 / 77.41 / 77.70), kNN 72.1 ± 1.0, -1.06 / -0.44 / -0.99 against MoCo
+v2; with SimCLR's probe 78.75 ± 0.04, -1.07 / -0.62 / -1.46: behind in every seed. Not the
+record above: grouped batch norm's arithmetic changed by a rounding at ff70f7d, after it
+(README, i-Mix's section); at 2 epochs the pair's order is inside what that moves.
 
 6 epochs with this setup (``--config.train.epochs=6``, seeds 0-2, commit 25f4a06, 2026-11-28,
 2 AMD EPYC cores, two runs at a time, 11.3-12.5 min a run; ``python

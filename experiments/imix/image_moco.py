@@ -11,6 +11,12 @@ bb16f69, 2026-11-28, 2 AMD EPYC cores, two runs at a time; ``python
 experiments/imix/image_table.py --tag _shuffle_bn --runs ...``,
 ``experiments/imix/results/image_table_shuffle_bn.{json,png}``):
 linear top-1 77.9 ± 0.1 (78.0 / 77.9 / 77.8), kNN top-1 73.0 ± 0.4; 4.7-5.3 min a run.
+Pretrained again at commit c8dd6e1 (2026-11-30, AMD EPYC Zen 4, 3.5-5.2 min of
+pretraining, cores partly shared): 78.33 ± 0.43 (78.45 / 77.85 / 78.69), kNN 73.2 ± 0.3;
+with SimCLR's probe (``--config.eval.linear_trust_ratio=False
+--config.eval.linear_standardize=False``) 79.80 ± 0.38. Not the record above: grouped batch
+norm's arithmetic changed by a rounding at ff70f7d, after it (a bisection; README, i-Mix's
+section); ``experiments/imix/results/image_table_{recorded_probe_rerun,simclr_probe}.json``.
 
 6 epochs with this setup (``--config.train.epochs=6``, seeds 0-2, commit 25f4a06, 2026-11-28,
 2 AMD EPYC cores, two runs at a time, 11.3-12.5 min a run; ``python
