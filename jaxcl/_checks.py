@@ -149,6 +149,18 @@ def is_integer(value) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_)
 
 
+def boolean(fn: str, name: str, value) -> bool:
+    """A flag: a Python ``bool`` or NumPy ``bool_``, returned as a Python bool.
+
+    Anything else is refused rather than taken by its truth value (the string ``"False"`` is
+    truthy). A flag chooses the computation at trace time, so a traced (or any array) value is
+    refused too, with this message instead of JAX's concretization error.
+    """
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    fail(fn, f"`{name}` must be a bool (True or False, static under jit), got {_describe(value)}")
+
+
 def positive_int(fn: str, name: str, value) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
         fail(fn, f"`{name}` must be a positive integer, got {value!r}")

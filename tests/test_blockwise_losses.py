@@ -132,3 +132,31 @@ def test_bad_block_size_is_named(bad):
         losses.infonce(za, zb, temperature=0.5, block_size=bad)
     with pytest.raises(ValueError, match=r"block_size.*positive integer"):
         losses.nt_xent(za, zb, temperature=0.5, block_size=bad)
+
+
+@pytest.mark.parametrize("fn", [losses.infonce, losses.nt_xent])
+def test_a_block_larger_than_the_batch_plans_batch_sized_tiles(fn):
+    """block_size 4096 at batch 8: the tiles are [8, 8] ([8, 16] for NT-Xent's candidates),
+    not [4096, 4096] of padding (134 MB of temporaries before), with the dense path's value
+    and gradients."""
+    za, zb = _views(n=8, d=16)
+
+    def value_and_grads(block):
+        loss = functools.partial(fn, temperature=0.5, block_size=block)
+        return jax.jit(jax.value_and_grad(loss, argnums=(0, 1))).lower(za, zb).compile()
+
+    tiled = value_and_grads(4096)
+    assert tiled.memory_analysis().temp_size_in_bytes < 64 * 1024
+    (v_d, g_d), (v_t, g_t) = value_and_grads(None)(za, zb), tiled(za, zb)
+    assert float(v_t) == pytest.approx(float(v_d), rel=1e-5)
+    for g, w in zip(g_t, g_d, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-6)
+
+
+def test_tiles_are_as_even_as_the_block_allows():
+    from jaxcl.losses._blockwise import tile_size
+
+    assert tile_size(8, 4096) == 8
+    assert tile_size(1025, 1024) == 513  # two tiles, 1 row of padding (not 1023)
+    assert tile_size(37, 5) == 5
+    assert tile_size(2048, 1024) == 1024

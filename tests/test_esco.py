@@ -189,7 +189,8 @@ def test_exact_without_normalising_keeps_long_rows_accurate(negatives):
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("dim", [1, 7, 128, 1024])
 def test_finite_values_and_gradients_everywhere(method, dim):
-    """Never NaN or inf: tau from 0.05 to 10, batches from 1 row, hostile rows included."""
+    """Never NaN or inf: tau from 0.05 to 10, batches from 2 rows (one is refused: no
+    negatives), hostile rows included."""
 
     @jax.jit
     def value_and_grads(za, zb, key, temperature):
@@ -207,7 +208,7 @@ def test_finite_values_and_gradients_everywhere(method, dim):
             argnums=(0, 1),
         )(za, zb)
 
-    for n, temperature in itertools.product([1, 5, 33], [0.05, 0.3, 1.0, 10.0]):
+    for n, temperature in itertools.product([2, 5, 33], [0.05, 0.3, 1.0, 10.0]):
         za, zb = _views(n + dim, n=n, d=dim)
         if n >= 5:
             za = za.at[0].set(0.0)  # zero row
@@ -356,6 +357,9 @@ GOOD = dict(temperature=0.5, lam=1.0, method="rff", num_features=16)
         ),
         (dict(key=jax.random.key(0), features="W"), "`features` must be a RFFParams"),
         (dict(method="exact", features="W"), "`features` (str) were given with method='exact'"),
+        (dict(normalize="False"), "`normalize` must be a bool (True or False, static under jit)"),
+        (dict(symmetric=1), "`symmetric` must be a bool (True or False, static under jit), got 1"),
+        (dict(symmetric=None), "`symmetric` must be a bool"),
     ],
 )
 def test_bad_inputs(override, message):
@@ -380,3 +384,62 @@ def test_pre_drawn_features_of_the_wrong_size():
     right = random_features.draw_rff(jax.random.key(0), 3, 16)
     with pytest.raises(ValueError, match="`num_features`=32 disagrees"):
         losses.esco_loss(za, za, features=right, num_features=32, method="rff", lam=1.0)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_batch_of_one_has_no_negatives_and_is_refused(method):
+    # Its only negative is its own positive: with cross negatives and lam = 1 / (2 tau) the
+    # loss was exactly 0 with a zero gradient, and training silently stood still.
+    kw = dict(key=jax.random.key(0), method=method, temperature=0.5, lam=1.0, num_features=16)
+    loss = jax.jit(lambda a, b: losses.esco_loss(a, b, **kw))
+    with pytest.raises(ValueError, match="esco_loss: a batch of one row has no negatives"):
+        loss(*_views(10, n=1))
+    assert np.isfinite(float(loss(*_views(10, n=2))))
+
+
+def test_one_row_per_device_is_allowed_under_axis_name():
+    # Sharded, each device's row has the other devices' rows as negatives.
+    za, zb = _views(11, n=2)
+    kw = dict(method="exact", temperature=0.5, lam=1.0)
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:2]), ("data",))
+    spec = jax.sharding.PartitionSpec("data")
+    sharded = jax.jit(
+        jax.shard_map(
+            lambda a, b: losses.esco_loss(a, b, axis_name="data", **kw),
+            mesh=mesh,
+            in_specs=(spec, spec),
+            out_specs=jax.sharding.PartitionSpec(),
+        )
+    )
+    want = jax.jit(lambda a, b: losses.esco_loss(a, b, **kw))(za, zb)
+    np.testing.assert_allclose(sharded(za, zb), want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("flag", ["symmetric", "normalize"])
+def test_traced_flags_are_refused_by_name(flag):
+    za, zb = _views(12)
+
+    def loss(f):
+        return lambda a, b: losses.esco_loss(a, b, lam=1.0, method="exact", **{flag: f})
+
+    with pytest.raises(ValueError, match=f"esco_loss: `{flag}` must be a bool .* got an array"):
+        jax.jit(lambda a, b, f: loss(f)(a, b))(za, zb, True)
+    jax.eval_shape(loss(np.bool_(False)), za, zb)  # NumPy's bool is a bool
+
+
+def test_pre_drawn_sorf_features_whose_fields_disagree_are_refused():
+    # scales for one block of two: they broadcast silently over both before
+    signs = jnp.ones((2, 3, 8))  # two blocks of padded_dim 8
+
+    def features(scales):
+        return random_features.SORFParams(signs, dim=6, num_features=16, scales=scales)
+
+    bad, good = features(jnp.ones((1, 8))), features(jnp.ones((2, 8)))
+    za, zb = _views(13)
+
+    def loss(features):
+        return lambda a, b: losses.esco_loss(a, b, features=features, method="sorf", lam=1.0)
+
+    with pytest.raises(ValueError, match=r"esco_loss: `features.scales` must be None or of shape"):
+        jax.eval_shape(loss(bad), za, zb)
+    jax.eval_shape(loss(good), za, zb)

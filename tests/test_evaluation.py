@@ -552,6 +552,8 @@ def test_kfold_linear_accuracy_errors(kw, match):
     [
         (dict(num_folds=11), r"`num_folds` must lie in \[2, 10\]"),
         (dict(c_grid=()), r"`c_grid` must hold at least one value"),
+        (dict(c_grid=1.0), r"`c_grid` must be a sequence of C values > 0, got 1.0"),
+        (dict(c_grid="1"), r"`c_grid` must be a sequence of C values > 0, got '1'"),
         (dict(c_grid=(1.0, -1.0)), r"`c_grid` must be a finite number > 0, got -1.0"),
         (dict(inner_folds=6), r"`inner_folds` must lie in \[2, 5\]"),
         (dict(y=_Y - 1), r"non-negative class indices, found label -1"),
@@ -680,6 +682,10 @@ def test_kmeans_bad_input_is_named():
         evaluation.kmeans_nmi_ari(x, np.zeros(4, int))
     with pytest.raises(ValueError, match="NaN or inf"):
         evaluation.kmeans_nmi_ari(np.full((5, 3), np.nan), np.zeros(5, int))
+    with pytest.raises(ValueError, match=r"`x` is empty \(\(0, 3\)\)"):  # not num_clusters
+        evaluation.kmeans_nmi_ari(np.zeros((0, 3)), np.zeros(0, int))
+    with pytest.raises(ValueError, match=r"`x` is empty \(\(5, 0\)\)"):
+        evaluation.kmeans_nmi_ari(np.zeros((5, 0)), np.zeros(5, int))
     with pytest.raises(ValueError, match="num_clusters` = 9 exceeds"):
         evaluation.kmeans_nmi_ari(x, np.zeros(5, int), num_clusters=9)
     with pytest.raises(ValueError, match="`labels` must have an integer dtype.*float64"):

@@ -340,3 +340,53 @@ def test_dacl_graph_refuses_bad_hyperparameters_when_built(key, value, message):
     config.method[key] = value
     with pytest.raises(training.ConfigError, match=message):
         training.validate(config)
+
+
+def test_a_graph_rerun_scored_with_other_eval_settings_evaluates_again(tmp_path):
+    """A finished graph run rerun with other evaluation settings (here the folds) used to
+    report the evaluation recorded under the old ones; it scores the last epoch again, as a
+    fresh run with those settings does, also for a workdir written before evaluations
+    carried their settings. A mean over epochs evaluated under other settings, or not at all,
+    is refused before anything is evaluated, naming eval.last_epochs."""
+    import json
+
+    from jaxcl import training
+
+    def config(**eval_settings):
+        c = training.base_config("mutag", "dacl_graph")
+        c.train.epochs, c.eval.last_epochs, c.data.data_dir = 2, 1, str(DATA)
+        c.model.encoder_depth, c.model.encoder_width, c.model.head_width = 2, 32, 32
+        c.model.embed_dim, c.train.batch_size, c.eval.graph_linear_steps = 16, 96, 20
+        c.eval.update(eval_settings)
+        return c
+
+    run, fresh = tmp_path / "run", tmp_path / "fresh"
+    first = training.train_and_evaluate(config(folds=5), str(run))
+    direct = training.train_and_evaluate(config(folds=4), str(fresh))["test_top1"]
+    assert direct != first["test_top1"]  # the two settings score this run differently
+    path = run / "eval_history.json"
+    history = json.loads(path.read_text())
+    assert history[-1]["eval"]["folds"] == 5
+    assert training.train_and_evaluate(config(folds=4), str(run))["test_top1"] == direct
+    # the recorded settings again: their recorded evaluation (nothing evaluated, nothing added)
+    assert training.train_and_evaluate(config(folds=5), str(run))["test_top1"] == first["test_top1"]
+    assert json.loads(path.read_text()) == history
+    # a history written before entries carried their settings: read as the saved config's
+    path.write_text(json.dumps([{k: v for k, v in h.items() if k != "eval"} for h in history]))
+    assert training.train_and_evaluate(config(folds=4), str(run))["test_top1"] == direct
+    with pytest.raises(training.ConfigError, match=r"eval.last_epochs = 2: .* epochs 1-2"):
+        training.train_and_evaluate(config(folds=5, last_epochs=2), str(run))
+    assert len(json.loads(path.read_text())) == len(history)  # refused before evaluating
+
+
+def test_folds_beyond_the_smallest_class_are_a_config_error_before_training(tmp_path):
+    """eval.folds = 100 on MUTAG (smallest class 63) used to fail with a traceback at the
+    first evaluation, after most of the training."""
+    from jaxcl import training
+
+    c = training.base_config("mutag", "dacl_graph")
+    c.data.data_dir, c.eval.folds = str(DATA), 100
+    message = r"config.eval.folds = 100: mutag: `num_folds` must lie in \[2, 63\]"
+    with pytest.raises(training.ConfigError, match=message):
+        training.train_and_evaluate(c, str(tmp_path))
+    assert not (tmp_path / "checkpoints").exists()  # refused before any step

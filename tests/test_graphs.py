@@ -616,3 +616,122 @@ def test_bfloat16_sums_over_many_nodes_and_edges_are_added_in_float32():
     got = sparse_matmul(adjacency, low)
     assert got.dtype == jnp.bfloat16
     np.testing.assert_allclose(np.asarray(got, np.float64)[0], exact, rtol=8e-3)
+
+
+# ------------------------------------------------------------------- review findings
+
+
+def test_sparse_node_features_give_the_node_count_of_their_rows():
+    """A ``SparseMatrix``'s first leaf counts its slabs (here 3 per row), not its rows:
+    graph ids, padding masks and pooling used to take that for the node count."""
+    from jaxcl.graphs import SparseMatrix
+
+    rng = np.random.default_rng(20)
+    graphs = [_random_graph(rng, n, num_features=40) for n in (3, 4)]
+    dense = batch_graphs(graphs, PaddingBudget(9, 64, 3))
+    sparse = dense._replace(nodes=SparseMatrix.from_dense(np.asarray(dense.nodes) + 1.0))
+    assert jax.tree.leaves(sparse.nodes)[0].shape[0] != 9  # slabs, not rows
+
+    @jax.jit  # as GRACE's step takes them
+    def ops(graph):
+        masks = padding_masks(graph)
+        return masks, node_graph_ids(graph), pool_nodes(graph, jnp.ones(9), node_mask=masks.nodes)
+
+    (masks, ids, pooled), want = ops(sparse), ops(dense)
+    for got, expected in zip(masks, want[0], strict=True):
+        np.testing.assert_array_equal(got, expected)
+    assert ids.tolist() == [0, 0, 0, 1, 1, 1, 1, 2, 2] and pooled.tolist() == [3.0, 4.0, 0.0]
+    for fn in (node_graph_ids, padding_masks, lambda g: pool_nodes(g, jnp.ones(9))):
+        with pytest.raises(ValueError, match=r"`graph.nodes` must be an array .* got dict"):
+            fn(dense._replace(nodes={"x": dense.nodes}))
+
+
+def test_drop_edges_on_a_stacked_batch_draws_every_edge_of_every_sub_batch():
+    rng = np.random.default_rng(21)
+    batcher = GraphBatcher([_random_graph(rng, n) for n in (4, 5, 6, 3)], 4, num_shards=2)
+    stacked = next(batcher.epoch(0))
+    num_sub, num_edges = stacked.senders.shape
+    real = jax.jit(padding_masks)(stacked).edges  # flattened [S * E]
+    drop = jax.jit(drop_edges, static_argnums=2)
+    keep = drop(jax.random.key(0), stacked, 0.5, edge_mask=real)
+    assert keep.shape == (num_sub * num_edges,) and keep.dtype == jnp.bool_
+    assert not np.asarray(keep)[~np.asarray(real)].any() and 0 < keep.sum() < real.sum()
+    square = drop(jax.random.key(0), stacked, 0.5, edge_mask=real.reshape(num_sub, -1))
+    np.testing.assert_array_equal(square, keep)
+    want = (
+        f"`edge_mask` must have shape \\({num_sub * num_edges},\\) or \\({num_sub}, {num_edges}\\)"
+    )
+    with pytest.raises(ValueError, match=f"drop_edges: {want}, got \\({num_edges},\\)"):
+        drop_edges(jax.random.key(0), stacked, 0.5, edge_mask=real[:num_edges])
+
+
+def test_ppr_refuses_one_way_edges_and_float_ids():
+    """A one-direction edge list used to give a directed diffusion, float ids were cut."""
+    one_way = (np.array([0, 1]), np.array([1, 2]), 3)
+    for fn in (ppr_matrix, ppr_diffusion):
+        with pytest.raises(ValueError, match=rf"{fn.__name__}: the graph must be undirected.*"
+                           r"edge 0 \(0 -> 1\) has no reverse"):  # fmt: skip
+            fn(*one_way)
+        with pytest.raises(ValueError, match=f"{fn.__name__}: `senders` must be an integer"):
+            fn(np.array([0.0, 1.7]), np.array([1, 0]), 2)
+    with pytest.raises(ValueError, match="more often in one direction"):
+        ppr_matrix(np.array([0, 0, 1]), np.array([1, 1, 0]), 2)  # 0 -> 1 twice, 1 -> 0 once
+    assert ppr_matrix(np.array([0, 1, 2]), np.array([1, 0, 2]), 3).shape == (3, 3)  # self loop
+
+
+def test_ppr_dataset_gives_an_empty_graph_an_empty_diffusion_and_names_a_bad_graph():
+    rng = np.random.default_rng(22)
+    empty = Graph(np.zeros(0, int), np.zeros(0, int), np.zeros((0, 3)), label=1)
+    graphs = (_random_graph(rng, 4), empty, _random_graph(rng, 3))
+    ds = GraphDataset("toy", graphs, np.array([0, 1, 0]), num_classes=2, num_features=3)
+    diffused, weights = ppr_dataset(ds, eps=0.0)
+    assert diffused.graphs[1].num_nodes == 0 and diffused.graphs[1].num_edges == 0
+    assert weights[1].shape == (0,) and weights[1].dtype == np.float32
+    assert next(GraphBatcher(diffused, 3, shuffle=False, edge_weights=weights).epoch(0))
+    one_way = Graph([0], [1], np.zeros((2, 3)), label=0)
+    bad = GraphDataset("toy", graphs + (one_way,), np.array([0, 1, 0, 0]), 2, 3)
+    with pytest.raises(ValueError, match=r"ppr_dataset: graph 3 of 'toy': ppr_diffusion: the g"):
+        ppr_dataset(bad)
+
+
+def test_node_graph_refuses_float_and_wrapping_edge_ids(data_dir):
+    cora = _cora(data_dir)
+    s, r = cora.senders, cora.receivers
+    with pytest.raises(ValueError, match="node_graph: `senders` must hold int32 values, got float"):
+        node_graph(cora, senders=s + 0.5, receivers=r)  # used to truncate to valid ids
+    with pytest.raises(
+        ValueError, match=r"node_graph: `receivers` must hold values that fit int32"
+    ):
+        node_graph(cora, senders=s, receivers=r.astype(np.int64) + 2**32)  # used to wrap to r
+    with pytest.raises(ValueError, match=r"`senders` must hold node ids in \[0, 2708\), got send"):
+        node_graph(cora, senders=s.astype(np.int64) + 1, receivers=r)
+
+
+def test_padding_budgets_of_a_generator_and_budgets_of_non_integers():
+    rng = np.random.default_rng(23)
+    graphs = [_random_graph(rng, n) for n in (4, 5, 6, 3, 7)]
+    assert padding_budgets((g for g in graphs), 2) == padding_budgets(graphs, 2)
+    bad_budgets = {"n_node": (40.5, 64, 3), "n_edge": (40, -1, 3), "n_graph": (40, 64, 0)}
+    for field, sizes in bad_budgets.items():
+        bad = PaddingBudget(*sizes)
+        with pytest.raises(ValueError, match=rf"batch_graphs: `budget.{field}` must be an int"):
+            batch_graphs(graphs[:1], bad)
+        with pytest.raises(ValueError, match=rf"select_budget: `budgets\[1\].{field}` must be"):
+            select_budget([PaddingBudget(8, 8, 2), bad], 3, 4, 1)
+        with pytest.raises(ValueError, match=rf"GraphBatcher: `budgets\[0\].{field}` must be"):
+            GraphBatcher(graphs, 2, budgets=[bad])
+    assert batch_graphs(graphs[:1], PaddingBudget(8, 64, 2)).n_node.tolist() == [4, 4]
+
+
+def test_batches_refuse_graphs_of_other_widths_up_front():
+    rng = np.random.default_rng(24)
+    graphs = [_random_graph(rng, 4), _random_graph(rng, 5), _random_graph(rng, 3, 2)]
+    for make in (batch_graphs, lambda gs, **kw: GraphBatcher(gs, 2, **kw)):
+        with pytest.raises(ValueError, match="graph 2 has 2 node features, graph 0 has 3"):
+            make(graphs)
+        weights = [np.ones(g.num_edges) for g in graphs[:2]]
+        weights[1] = weights[1][:, None]
+        with pytest.raises(
+            ValueError, match=r"graph 1 has edge weights \[num_edges, 1\], graph 0 \[num_edges\]"
+        ):
+            make(graphs[:2], edge_weights=weights)

@@ -33,8 +33,11 @@ def test_each_view_drops_its_own_entries_without_rescaling():
     [
         ("npair", "input_dropout", 1.0, r"input_dropout = 1.0: expected a number in \[0, 1\)"),
         ("imix", "input_dropout", -0.1, "input_dropout = -0.1"),
-        ("imix", "view_noise", -1.0, "view_noise = -1.0: expected >= 0"),
-        ("npair", "temperature", 0.0, "temperature = 0.0: expected > 0"),
+        ("imix", "view_noise", -1.0, r"view_noise = -1.0: expected a number in \[0.0, inf\)"),
+        ("npair", "temperature", 0.0, r"temperature = 0.0: expected a number in \(0.0, inf\)"),
+        # NaN compares false with everything: a bare `<= 0` check let these through
+        ("npair", "temperature", float("nan"), r"temperature = nan: expected .* \(npair\)"),
+        ("imix", "view_noise", float("nan"), r"view_noise = nan: expected .* \(imix\)"),
     ],
 )
 def test_bad_view_hyperparameters_are_refused(method, key, value, match):
@@ -47,7 +50,11 @@ def test_bad_view_hyperparameters_are_refused(method, key, value, match):
 @pytest.mark.parametrize(
     "method, key, value, match",
     [
-        ("imix", "alpha", 0.0, "alpha = 0.0: expected > 0"),
+        ("imix", "alpha", 0.0, r"alpha = 0.0: expected a number in \(0.0, inf\) \(imix\)"),
+        # Beta(alpha, alpha) of NaN or infinity: refused when built, not at the first step
+        ("imix", "alpha", float("nan"), r"alpha = nan: expected .* \(imix\)"),
+        ("imix_moco", "alpha", float("nan"), r"alpha = nan: expected .* \(imix_moco\)"),
+        ("imix_moco", "alpha", float("inf"), r"alpha = inf: expected .* \(imix_moco\)"),
         ("imix_image", "mix", "cutmix", "lam_per_sample = True with mix = 'cutmix'"),
         ("imix_moco", "mix", "cutmix", "lam_per_sample = True with mix = 'cutmix'"),
         ("imix_byol", "mix", "cutmix", "lam_per_sample = True with mix = 'cutmix'"),

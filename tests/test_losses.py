@@ -430,3 +430,38 @@ def test_nt_xent_wide_embeddings_support_forward_mode_and_second_order(
     assert scale > 0
     np.testing.assert_allclose(fwd_rev, want, atol=1e-4 * scale)
     np.testing.assert_allclose(rev_rev, want, atol=1e-4 * scale)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda za, zb, **kw: losses.infonce(za, zb, temperature=0.5, **kw),
+        lambda za, zb, **kw: losses.nt_xent(za, zb, temperature=0.5, **kw),
+        lambda za, zb, **kw: losses.imix_npair_loss(
+            za, zb, lam=0.7, perm=jnp.roll(jnp.arange(za.shape[0]), 1), temperature=0.5, **kw
+        ),
+    ],
+    ids=["infonce", "nt_xent", "imix_npair_loss"],
+)
+def test_string_flags_are_refused_not_read_as_true(call):
+    """normalize='False' used to normalise (a non-empty string is true) and symmetric='False'
+    to average both directions: a different loss, without a word."""
+    za, zb = _views(13)
+    with pytest.raises(ValueError, match=r"`normalize` must be a bool .*got 'False'"):
+        call(za, zb, normalize="False")
+    assert call(za, zb, normalize=np.False_) == call(za, zb, normalize=False)
+    with pytest.raises(ValueError, match=r"infonce: `symmetric` must be a bool"):
+        losses.infonce(za, zb, temperature=0.5, symmetric="no")
+
+
+def test_mmix_losses_name_their_own_arguments_and_refuse_one_graph():
+    """mmix_node_loss's errors named nt_xent's z_a; mmix_graph_loss on one graph returned 0
+    with a zero gradient."""
+    z = jnp.ones((6, 4))
+    with pytest.raises(ValueError, match=r"mmix_node_loss: `mixed_a` and `z_b` must have the"):
+        losses.mmix_node_loss(z, z[:, :3])
+    with pytest.raises(ValueError, match=r"mmix_node_loss: `temperature`"):
+        losses.mmix_node_loss(z, z, temperature=-1.0)
+    with pytest.raises(ValueError, match=r"mmix_graph_loss: a batch of one row has no negatives"):
+        losses.mmix_graph_loss(z[:1], z[:1])
+    assert np.isfinite(losses.mmix_graph_loss(z[:2], z[:2]))

@@ -477,6 +477,26 @@ def test_bad_hyperparameters_are_named(key, value, match):
         methods.get("metaug")(config)
 
 
+@pytest.mark.parametrize(
+    "name, key, value, match",
+    [
+        ("metaug_oucl", "beta", float("nan"), r"config.method.beta = nan: expected a number"),
+        ("split_simclr", "temperature", -1.0, r"config.method.temperature = -1.0: expected"),
+        ("split_simclr", "temperature", float("nan"), r"config.method.temperature = nan"),
+        ("metaug", "queue_size", 100, r"queue_size = 100: expected a multiple of .*= 32"),
+        ("metaug_oucl", "queue_size", 48, r"queue_size = 48: expected a multiple of .*= 32"),
+    ],
+)
+def test_bad_values_are_refused_when_built(name, key, value, match):
+    # NaN passed the bare `<= 0` checks, split_simclr had none, and a queue that takes no
+    # whole number of batches failed at the first step (enqueue)
+    config = _config({"split_simclr": "simclr", "metaug_oucl": "oucl"}.get(name, name))
+    with config.unlocked():
+        config.method[key] = value
+    with pytest.raises(ValueError, match=match):
+        methods.get(name)(config)
+
+
 def test_colour_views_need_rgb_images():
     config = _config("metaug")
     with config.unlocked():

@@ -370,7 +370,7 @@ def test_imix_per_sample_lambda_follows_the_folded_beta():
     # max(U, 1 - U) for U uniform is uniform on [0.5, 1]: mean 3/4, variance 1/48; the draws
     # differ from sample to sample.
     assert abs(lam.mean() - 0.75) < 0.01 and abs(lam.var() - 1 / 48) < 0.003
-    with pytest.raises(ValueError, match=r"imix_mixup: `per_sample` must be True or False"):
+    with pytest.raises(ValueError, match=r"imix_mixup: `per_sample` must be a bool"):
         mixers.imix_mixup(jax.random.key(0), x, alpha=1.0, per_sample="yes")
 
 

@@ -564,3 +564,28 @@ def test_per_graph_blocks_take_graphs_in_any_order_and_padding_among_their_nodes
         for m in (None, 3)
     ]
     np.testing.assert_allclose(values[1], values[0], rtol=1e-5)
+
+
+def test_a_traced_dropout_rate_drops_as_the_same_concrete_rate():
+    """A dropout rate traced under jit (e.g. from a schedule) used to stop the mixer with
+    JAX's boolean-conversion error; it now mixes as the concrete rate does."""
+    eye = np.eye(N, dtype=np.float32)
+    key = jax.random.key(3)
+
+    def mix(rate):
+        return mixers.random_mix(jax.random.key(0), eye, dropout=rate, dropout_key=key)
+
+    np.testing.assert_allclose(jax.jit(mix)(0.1), mix(0.1), rtol=1e-6)
+    np.testing.assert_allclose(jax.jit(mix)(0.0), mix(0.0), rtol=1e-6)
+
+
+def test_numpy_booleans_are_flags():
+    z = np.eye(N, dtype=np.float32)
+    s, r = np.arange(N - 1), np.arange(1, N)
+    both = [mixers.mo_mix(z, senders=s, receivers=r, slabs=flag) for flag in (np.True_, True)]
+    np.testing.assert_array_equal(both[0], both[1])
+    x = np.ones((4, 3), np.float32)
+    key = jax.random.key(0)
+    a = mixers.imix_mixup(key, x, alpha=1.0, per_sample=np.True_)
+    b = mixers.imix_mixup(key, x, alpha=1.0, per_sample=True)
+    np.testing.assert_array_equal(a[1], b[1])

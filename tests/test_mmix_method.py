@@ -144,7 +144,8 @@ def test_pre_activation_mixes_inside_the_layer_as_the_official_script(mixing):
     ],
 )
 def test_each_row_mixes_with_the_mixer_it_names(mixing, mixer):
-    method, model, inputs = _setup(mixing=mixing, diversity=0.0, self_weight=0.3)
+    c = dict(self_weight=0.3) if mixing == "mo" else {}  # C: mo-mix's alone
+    method, model, inputs = _setup(mixing=mixing, diversity=0.0, **c)
     key = jax.random.key(1)
     z_a, _ = model.embed(inputs)
     edges = dict(senders=inputs.graph.senders, receivers=inputs.graph.receivers)
@@ -310,6 +311,38 @@ def test_propagate_mixes_with_the_adjacency_views_normalised_matrix(self_loop_we
     assert plain.p_m is None
 
 
+def test_propagate_in_cut_windows_mixes_with_the_windows_block_of_the_whole_graphs_matrix():
+    # window_edges='cut': each window's encoder propagates with its block of the whole
+    # graph's P = D^-1/2 (A + I) D^-1/2 (degrees not recomputed, embed_window), and so does
+    # the mixing: PReLU(g(P_w (P_w X W + b))), the official script as first published
+    hp = dict(windows=2, window_size=9, window_edges="cut", mix_at="pre_activation")
+    # (a low temperature: the loss sharp enough to tell the two matrices apart)
+    method, model, inputs = _setup(mixing="propagate", diversity=0.0, temperature=0.05, **hp)
+    key = jax.random.key(4)
+    g = inputs.graph
+    n = g.nodes.shape[0]
+    a = np.eye(n)
+    a[np.asarray(g.receivers), np.asarray(g.senders)] = 1.0
+    d = 1.0 / np.sqrt(a.sum(1))
+    p = (d[:, None] * a * d[None, :]).astype(np.float32)
+    starts = np.asarray(node_windows(jax.random.split(key)[1], n, 2, 9))[:, 0]
+
+    @nnx.jit
+    def both(model):  # one compiled program: eager, the windows' ops are slow on CPU
+        per_window = []
+        for start in starts:
+            z_a, z_b = model.embed_window(inputs, jnp.asarray(start), 9)
+            block = p[start : start + 9, start : start + 9]
+            hard = model.a_act(model.g(block @ z_a))
+            per_window.append(losses.mmix_node_loss(hard, z_b, temperature=0.05))
+        return method.loss(model, inputs, key, {})[0], jnp.mean(jnp.stack(per_window))
+
+    loss, want = both(model)
+    inside = (np.arange(n) >= starts[0]) & (np.arange(n) < starts[0] + 9)
+    assert a[inside][:, ~inside].any()  # the window cuts edges: its own degrees would differ
+    np.testing.assert_allclose(loss, want, rtol=1e-5)
+
+
 @pytest.mark.parametrize(
     ("hp", "message"),
     [
@@ -335,6 +368,34 @@ def test_propagate_mixes_with_the_adjacency_views_normalised_matrix(self_loop_we
 def test_bad_settings_are_named(hp, message):
     with pytest.raises(ValueError, match=message):
         methods.MVGRLMix(_config(**hp))
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "key", "hp"),
+    [
+        ("mvgrl_mmix", "cora", "threshold", dict(mixing="random", partners="op")),
+        ("mvgrl_mmix", "cora", "threshold", dict(mixing="none", partners="op")),
+        ("mvgrl_mmix", "cora", "self_weight", dict(mixing="mp")),
+        ("mvgrl_mmix", "cora", "self_weight", dict(mixing="propagate")),
+        ("mvgrl_mmix", "cora", "mix_temperature", dict(mixing="random")),
+        ("mvgrl_mmix", "cora", "mix_temperature", dict(mixing="binary")),
+        ("mvgrl_mmix", "cora", "mix_dropout", dict(mixing="none")),
+        ("grace_mmix", "cora", "self_weight", dict(mixing="mp")),
+        ("mvgrl_graph_mmix", "mutag", "self_weight", dict(mixing="random")),
+        ("simclr_mmix", "cifar10", "self_weight", dict(mixing="binary", threshold=-1.0)),
+    ],
+)
+def test_keys_the_mixing_ignores_are_refused_away_from_their_defaults(name, data, key, hp):
+    # each of these used to be read and ignored: the run would not be the one asked for
+    c = training.base_config(data, name, optimizer="adam")
+    c.method.update(hp)
+    if "diversity" in c.method:
+        c.method.diversity = 0.0
+    c.method[key] = 0.5
+    with pytest.raises(ValueError, match=rf"config.method.{key} = 0.5: mixing='{c.method.mixing}'"):
+        methods.get(name)(c)
+    c.method[key] = methods.get(name).defaults[key]  # at the default: accepted
+    methods.get(name)(c)
 
 
 def test_pre_activation_needs_one_gcn_layer():

@@ -29,6 +29,7 @@ def _batch(n=8, seed=0):
 def _method(name, **hp):
     config = training.base_config("cifar10", name)
     config.model.embed_dim = 4
+    config.train.batch_size = 8  # (the queues of 16 rows take whole batches of _batch's 8)
     config.method.update(hp)
     return methods.get(name)(config)
 
@@ -371,7 +372,7 @@ def test_bn_groups_reach_every_batch_norm_of_the_built_model(name, slices):
         ("moco", "queue_size", -1, "queue_size = -1: expected an int >= 1"),
         ("moco", "queue_size", 0, "queue_size = 0: expected an int >= 1"),
         ("imix_moco", "mix", "cutout", "mix = 'cutout': expected one of"),
-        ("imix_byol", "alpha", 0.0, "alpha = 0.0: expected > 0"),
+        ("imix_byol", "alpha", 0.0, r"alpha = 0.0: expected a number in \(0.0, inf\)"),
         ("byol", "base_momentum", -0.1, "base_momentum = -0.1"),
         ("moco", "bn_groups", 0, "bn_groups = 0: expected an int >= 1"),
         ("byol", "bn_groups", -2, "bn_groups = -2: expected an int >= 1"),
@@ -388,6 +389,23 @@ def test_bad_momentum_hyperparameters_are_refused(name, key, value, match):
     config.method[key] = value
     with pytest.raises(training.ConfigError, match=match):
         training.validate(config)
+
+
+@pytest.mark.parametrize("name", ["moco", "imix_moco"])
+def test_queue_size_must_be_a_multiple_of_the_batch_when_built(name):
+    # enqueue needs each device's ring (queue_size / n rows) to take whole batches of its
+    # batch_size / n rows: queue_size % batch_size == 0 on any n; else the first step failed
+    config = training.base_config("cifar10", name)
+    config.train.batch_size = 96
+    match = r"config.method.queue_size = 4096: expected a multiple of config.train.batch_size = 96"
+    with pytest.raises(training.ConfigError, match=match):
+        training.validate(config)
+    config.train.batch_size = 128
+    training.validate(config)
+    # (validate refuses any non-finite number; the method built alone now does too)
+    config.method.temperature = float("nan")
+    with pytest.raises(ValueError, match=rf"config.method.temperature = nan: .* \({name}\)"):
+        methods.get(name)(config)
 
 
 def test_image_table_pairs_each_imix_run_with_its_baselines_seed(tmp_path, capsys):

@@ -526,9 +526,53 @@ def test_mvgrl_rejects_bad_hyperparameters(key, value):
         methods.MVGRL(_config("mvgrl", **{key: value}))
 
 
+@pytest.mark.parametrize(
+    "name, data, key, value",
+    [
+        ("grace", "cora", "temperature", float("nan")),  # passed the bare `<= 0` check
+        ("grace_esco", "cora", "lam", -1.0),  # ESCo's keys were checked at the first step
+        ("grace_esco", "cora", "lam", float("inf")),
+        ("grace_esco", "cora", "num_features", 0),
+        ("esco_simclr", "cifar10", "num_features", -3),
+        ("esco_pairs", "esco_synthetic", "lam", float("nan")),
+        ("esco_pairs", "esco_synthetic", "temperature", 0.0),
+    ],
+)
+def test_bad_values_are_refused_when_built(name, data, key, value):
+    c = training.base_config(data, name, optimizer="adam")
+    c.method[key] = value
+    with pytest.raises(ValueError, match=rf"config.method.{key} = {value!r}: expected .*{name}"):
+        methods.get(name)(c)
+
+
 def test_mvgrl_sparse_diffusion_needs_a_threshold():
     with pytest.raises(ValueError, match="ppr_eps"):
         methods.MVGRL(_config("mvgrl", diffusion="sparse", ppr_eps=0.0))
+
+
+def test_mvgrl_sparse_diffusion_takes_the_degree_matched_threshold_instead():
+    # ppr_match_degree thresholds the exact S itself: sparse with ppr_eps = 0 (the only
+    # ppr_eps match-degree accepts) keeps as edges exactly the dense view's kept entries
+    ds = _toy_dataset(np.random.default_rng(3), num_nodes=60, p=0.05)
+    graph = graphs.node_graph(ds)
+    dense = methods.MVGRL(_config("mvgrl", ppr_match_degree=True)).node_inputs(ds, graph)
+    method = methods.MVGRL(_config("mvgrl", width=8, diffusion="sparse", ppr_match_degree=True))
+    inputs = method.node_inputs(ds, graph)
+    d = inputs.diffusion
+    got = np.zeros_like(dense.diffusion)
+    got[np.asarray(d.receivers), np.asarray(d.senders)] = np.asarray(d.edges).reshape(-1)
+    np.testing.assert_allclose(got, dense.diffusion, rtol=1e-6)
+    exact = graphs.ppr_diffusion(ds.senders, ds.receivers, ds.num_nodes, eps=0.0)
+    assert 0 < np.asarray(d.senders).size < exact.senders.size  # thresholded: not all pairs
+    model = method.build(_spec(ds.num_features), rngs=nnx.Rngs(0))
+    layer, x = model.diffusion.layers[0], np.asarray(inputs.graph.nodes, np.float64)
+    want = dense.diffusion @ x @ np.asarray(layer.linear.kernel[...]) + np.asarray(layer.bias[...])
+    want = _np_prelu(want, model.diffusion.prelu.negative_slope[...])
+    # the sparse view propagates along exactly those entries
+    np.testing.assert_allclose(model.embed(inputs)[1], want, rtol=1e-4, atol=1e-6)
+    for hp in (dict(ppr_eps=float("nan")), dict(self_loop_weight=float("inf"))):
+        with pytest.raises(ValueError, match=f"config.method.{next(iter(hp))} = (nan|inf)"):
+            methods.MVGRL(_config("mvgrl", **hp))
 
 
 # ------------------------------------------------------------------------------------------

@@ -612,3 +612,63 @@ def test_esco_loss_keeps_float32_embeddings_in_float32_under_x64(method, chunk_s
             got64, grad64 = jax.value_and_grad(loss)(a64, b64, negatives)
             assert (got64.dtype, grad64.dtype) == (jnp.float32, jnp.float64)  # every loss f32
             assert float(got64) == pytest.approx(float(want), rel=1e-5)
+
+
+def _sorf_params(blocks, padded_dim, dim, num_features, scales_shape=None):
+    signs = jnp.ones((blocks, 3, padded_dim), jnp.float32)
+    scales = None if scales_shape is None else jnp.ones(scales_shape, jnp.float32)
+    return rf.SORFParams(signs=signs, dim=dim, num_features=num_features, scales=scales)
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        (
+            _sorf_params(2, 6, 5, 8),
+            r"`params.signs` must be \[num_blocks, 3, padded_dim\] with padded_dim a power of "
+            r"two >= dim=5, got shape \(2, 3, 6\)",
+        ),
+        (
+            _sorf_params(1, 4, 5, 4),
+            r"`params.signs` .* power of two >= dim=5, got shape \(1, 3, 4\)",
+        ),
+        (
+            _sorf_params(1, 8, 5, 9),
+            r"`params.num_features`=9 exceeds the 1 x 8 projections .* need num_features <= 8",
+        ),
+        (
+            _sorf_params(2, 8, 5, 16, scales_shape=(1, 8)),
+            r"`params.scales` must be None or of shape .* \(2, 8\) like signs\[:, 0\], got "
+            r"shape \(1, 8\)",
+        ),
+        (_sorf_params(1, 8, 0, 8), r"`params.dim` must be a positive integer, got 0"),
+    ],
+)
+def test_sorf_params_whose_fields_disagree_are_refused(params, match):
+    # Before, only signs' rank was checked: scales [1, 8] for 2 blocks silently broadcast
+    # one block's norms over both, and the other cases failed deep inside (or not at all).
+    z = np.ones((2, max(params.dim, 1)), np.float32)
+    for name in ("sorf_projection", "sorf_features"):
+        with pytest.raises(ValueError, match=rf"{name}: {match}"):
+            getattr(rf, name)(z, params, temperature=1.0)
+
+
+def test_draw_positive_orthogonal_float64_is_orthogonal_to_float64_rounding():
+    # Before, the QR ran in float32 whatever `dtype`: columns orthogonal only to ~1e-6.
+    with jax.enable_x64(True):
+        omega = rf.draw_positive(jax.random.key(0), 8, 16, orthogonal=True, dtype=jnp.float64)
+        assert omega.omega.dtype == jnp.float64
+        omega = np.asarray(omega.omega)
+    for start in (0, 8):
+        gram = omega[:, start : start + 8].T @ omega[:, start : start + 8]
+        off = np.abs(gram - np.diag(np.diag(gram))).max() / np.abs(np.diag(gram)).max()
+        assert off < 1e-12, off
+
+
+@pytest.mark.parametrize("flag", ["False", 0, 1, None, np.array(True)])
+def test_draw_positive_orthogonal_must_be_a_bool(flag):
+    # Before, "False" was truthy and drew orthogonal directions.
+    with pytest.raises(ValueError, match=r"draw_positive: `orthogonal` must be a bool"):
+        rf.draw_positive(jax.random.key(0), 4, 8, orthogonal=flag)
+    a = rf.draw_positive(jax.random.key(0), 4, 8, orthogonal=np.bool_(False)).omega
+    np.testing.assert_array_equal(a, rf.draw_positive(jax.random.key(0), 4, 8).omega)

@@ -207,7 +207,7 @@ def test_knn_bank_is_a_seeded_random_sample_not_the_first_classes(tmp_path, monk
     with config.unlocked():
         config.data.update(data_dir=str(data_dir), workers=0)
         config.mesh.data = 1
-        config.train.batch_size = 6
+        config.train.batch_size = 8  # a divisor of the 4096-row queue
         config.eval.update(knn_max_train=PER_CLASS, eval_batch_size=4)
         config.seed = 3
     task = _task.make_task(config, methods.get(config.method.name)(config), _mesh.make_mesh(1))

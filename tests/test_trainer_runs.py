@@ -102,6 +102,48 @@ def test_rerun_resumes_from_the_last_checkpoint_and_does_no_more_steps(tmp_path,
     assert json.loads((tmp_path / "config.json").read_text())["train"]["log_every_steps"] == 7
 
 
+def test_a_rerun_with_other_settings_is_refused_and_eval_or_more_epochs_are_not(tmp_path):
+    """A finished run rerun with another seed (or learning rate, or fewer epochs) used to
+    report the finished run's results as its own; it is refused before the workdir is
+    touched, naming each changed key with both values."""
+    first = training.train_and_evaluate(_tiny(), str(tmp_path))
+    saved = (tmp_path / "config.json").read_text()
+    other_seed = _tiny()
+    other_seed.seed = _tiny().seed + 1
+    changes = [
+        (other_seed, f"seed: {_tiny().seed} -> {_tiny().seed + 1}"),
+        (_tiny(**{"optim.lr": _tiny().optim.lr / 2}), "optim.lr: "),
+        (_tiny(**{"train.epochs": _tiny().train.epochs - 1}), "train.epochs: "),
+        (_tiny(**{"model.encoder_depth": 3}), "model.encoder_depth: 2 -> 3"),
+    ]
+    for config, named in changes:
+        with pytest.raises(training.ConfigError, match="other settings") as err:
+            training.train_and_evaluate(config, str(tmp_path))
+        assert named in str(err.value) and "new --workdir" in str(err.value)
+        assert (tmp_path / "config.json").read_text() == saved  # untouched
+    # How it is scored, logged and checkpointed may change; so may the length, upwards.
+    again = training.train_and_evaluate(
+        _tiny(**{"eval.knn_k": 3, "train.log_every_steps": 7}), str(tmp_path)
+    )
+    assert again["steps"] == first["steps"]
+    longer = _tiny(**{"train.epochs": _tiny().train.epochs + 1})
+    assert training.train_and_evaluate(longer, str(tmp_path))["steps"] > first["steps"]
+
+
+def test_a_checkpoint_without_settings_is_checked_against_the_saved_config(tmp_path, monkeypatch):
+    """Checkpoints written before they carried the run's settings: the workdir's saved
+    config.json stands in for them."""
+    from jaxcl.training import _checkpoint
+
+    real = _checkpoint.run_settings
+    monkeypatch.setattr(_checkpoint, "run_settings", lambda config: {})  # as before 2026-11-30
+    training.train_and_evaluate(_tiny(), str(tmp_path))
+    monkeypatch.setattr(_checkpoint, "run_settings", real)
+    with pytest.raises(training.ConfigError, match=r"optim.lr: 0.5 -> 0.25"):
+        training.train_and_evaluate(_tiny(**{"optim.lr": 0.25}), str(tmp_path))
+    training.train_and_evaluate(_tiny(**{"eval.knn_k": 3}), str(tmp_path))  # allowed
+
+
 def test_a_rerun_makes_up_an_epoch_evaluation_a_kill_left_unrecorded(tmp_path):
     # The epoch-end checkpoint is written before that epoch's evaluation: a kill between the
     # two leaves the last checkpoint past an evaluation that eval_history.json lacks. (And a

@@ -402,9 +402,52 @@ def test_progress_rates_leave_out_evaluations_and_the_compiling_window(monkeypat
     monkeypatch.setattr(_logging.time, "perf_counter", lambda: clock[0])
     p = _logging.Progress("m", total_steps=100, batch_size=10)
     clock[0] = 50.0  # the first window: 10 steps and the compile
-    assert p.update(10, {})["steps_per_sec"] == pytest.approx(0.2)
+    assert p.update(10, {}) == {}  # its rate (0.2, the compile's) is not logged
     assert p.rate is None  # no ETA from the compiling window
     clock[0] = 60.0  # 10 steps in 5 s of training and a 5 s evaluation
     p.pause(5.0)
     assert p.update(20, {})["steps_per_sec"] == pytest.approx(2.0)
     assert p.rate == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize(
+    ("encoder", "key", "value", "message"),
+    [
+        ("resnet", "resnet_depth", 101, "resnet_depth = 101: expected one of [18, 34, 50]"),
+        ("resnet", "width_multiplier", 0, "width_multiplier = 0: expected an integer >= 1"),
+        ("resnet", "base_width", -8, "config.model.base_width = -8: expected an integer >= 0"),
+        ("resnet", "resnet_stem", "tiny", "config.model.resnet_stem = 'tiny': expected one of"),
+        ("resnet", "base_width", 16, "base_width = 16: expected 0 with model.width_multiplier = 2"),
+        ("alexnet_half", "representation", "pool5", "config.model.representation = 'pool5'"),
+        ("alexnet_half", "alexnet_width", 0.0, "alexnet_width = 0.0: expected a number > 0"),
+        (None, "linear_augment", None, "config.eval.linear_augment = None: expected True or False"),
+    ],
+)  # fmt: skip
+def test_image_encoder_and_probe_keys_are_checked_before_any_work(encoder, key, value, message):
+    """These keys used to go unchecked: a ResNet-101 failed with a traceback once the data
+    were loaded, and a linear_augment of None or 'False' was read by its truth value."""
+    c = training.base_config("fashion_mnist_images", "simclr", encoder=encoder or "resnet")
+    with c.unlocked():
+        if (key, value) == ("base_width", 16):
+            c.model.width_multiplier = 2
+        (c.eval if encoder is None else c.model)[key] = value
+    with pytest.raises(training.ConfigError) as err:
+        training.validate(c)
+    assert message in str(err.value)
+
+
+def test_a_mesh_that_leaves_a_process_without_its_share_is_a_config_error(monkeypatch):
+    """On two processes, mesh.data = 4 of 8 devices took all four from process 0 while
+    each process still placed half of every batch, and JAX failed deep in its placement."""
+    import types
+
+    from jaxcl.training import _mesh
+
+    fake = [types.SimpleNamespace(process_index=i // 4) for i in range(8)]
+    monkeypatch.setattr(_mesh.jax, "process_count", lambda: 2)
+    monkeypatch.setattr(_mesh.jax, "device_count", lambda: 8)
+    monkeypatch.setattr(_mesh.jax, "devices", lambda: fake)
+    with pytest.raises(training.ConfigError, match=r"mesh.data = 4: these 4 devices come \[4, 0\]"):
+        _mesh.make_mesh(4)
+    with pytest.raises(training.ConfigError, match=r"come \[4, 1\] from each of the 2"):
+        _mesh.make_mesh(5)

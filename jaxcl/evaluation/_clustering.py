@@ -40,6 +40,8 @@ def kmeans_nmi_ari(
             fn,
             f"`x` must be [n, dim] and `labels` [n], got {x.shape} and {labels.shape}",
         )
+    if 0 in x.shape:
+        _checks.fail(fn, f"`x` is empty ({x.shape}): no embeddings to cluster")
     if not np.isfinite(x).all():
         _checks.fail(fn, "`x` holds NaN or inf; the embeddings cannot be clustered")
     if labels.dtype == bool or not np.issubdtype(labels.dtype, np.integer):

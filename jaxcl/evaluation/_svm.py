@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -93,6 +93,8 @@ def svm_kfold_accuracy(
     if y.min() < 0:
         _checks.fail(fn, f"`y` must hold non-negative class indices, found label {int(y.min())}")
     num_folds = _inputs.num_folds(fn, num_folds, y)
+    if isinstance(c_grid, (str, bytes)) or not isinstance(c_grid, Iterable):
+        _checks.fail(fn, f"`c_grid` must be a sequence of C values > 0, got {c_grid!r}")
     c_grid = tuple(c_grid)
     if not c_grid:
         _checks.fail(fn, "`c_grid` must hold at least one value of C, got an empty sequence")

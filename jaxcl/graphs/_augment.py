@@ -7,6 +7,8 @@ and a jitted step compiles once.
 
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 import jraph
@@ -31,13 +33,18 @@ def drop_edges(
 
     Args:
       key: PRNG key.
-      graph: the graph; only its number of edges (``senders.shape[0]``) is used.
+      graph: the graph; only its number of edges (``senders.shape``) is used. A stacked
+        batch (``senders`` ``[S, n_edge]``, see :class:`~jaxcl.graphs.GraphBatcher`) gets
+        one draw per edge of every sub-batch.
       p: drop probability in ``[0, 1]``.
       edge_mask: optional ``[n_edge]`` bool mask already in force (e.g. padding, or an
-        earlier drop); the result keeps only edges it keeps.
+        earlier drop); the result keeps only edges it keeps. Stacked: ``[S, n_edge]`` or
+        flattened ``[S * n_edge]`` (as :func:`~jaxcl.graphs.padding_masks` gives it).
 
     Returns:
       bool ``[n_edge]``: ``True`` for kept edges. Pass it to the encoder as ``edge_mask``.
+      Stacked: flattened ``[S * n_edge]``, as :func:`~jaxcl.graphs.padding_masks`' masks
+      (the segment ops take it so).
 
     Example:
       >>> import jax, numpy as np, jraph
@@ -54,12 +61,21 @@ def drop_edges(
     fn = "drop_edges"
     checks.prng_key(fn, "key", key)
     checks.in_range(fn, "p", p, 0.0, 1.0)
-    num_edges = graph.senders.shape[0]
-    keep = jax.random.uniform(key, (num_edges,)) >= p
+    shape = tuple(jnp.shape(graph.senders))
+    if len(shape) not in (1, 2):
+        checks.fail(
+            fn,
+            f"`graph.senders` must be [n_edge] (or [S, n_edge] for a stacked batch), got "
+            f"shape {shape}",
+        )
+    size = math.prod(shape)
+    keep = jax.random.uniform(key, (size,)) >= p
     if edge_mask is not None:
-        if tuple(edge_mask.shape) != (num_edges,):
-            checks.fail(fn, f"`edge_mask` must have shape ({num_edges},), got {edge_mask.shape}")
-        keep = keep & edge_mask.astype(bool)
+        accepted = {(size,), shape}
+        if tuple(jnp.shape(edge_mask)) not in accepted:
+            want = " or ".join(str(s) for s in sorted(accepted, key=len))
+            checks.fail(fn, f"`edge_mask` must have shape {want}, got {jnp.shape(edge_mask)}")
+        keep = keep & jnp.reshape(edge_mask, (size,)).astype(bool)
     return keep
 
 

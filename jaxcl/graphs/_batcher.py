@@ -17,12 +17,13 @@ import numpy as np
 
 from jaxcl._checks import is_integer
 from jaxcl.data._graph_types import Graph, GraphDataset
-from jaxcl.graphs._batching import _batch_padded, _graphs_tuple
+from jaxcl.graphs._batching import _batch_padded, graph_parts
 from jaxcl.graphs._budgets import (
     DEFAULT_ANCHORS,
     PaddingBudget,
+    check_budget,
+    first_fit,
     padding_budgets,
-    select_budget,
 )
 
 
@@ -121,12 +122,9 @@ class GraphBatcher:
             )
         if not graphs:
             raise ValueError("GraphBatcher: `graphs` is empty")
-        if edge_weights is not None and len(edge_weights) != len(graphs):
-            raise ValueError(
-                f"GraphBatcher: got {len(edge_weights)} edge-weight arrays for {len(graphs)} graphs"
-            )
         if not (is_integer(seed) and seed >= 0):
             raise ValueError(f"GraphBatcher: `seed` must be an int >= 0, got {seed!r}")
+        self._parts = graph_parts("GraphBatcher", graphs, edge_weights)
         self.batch_size = int(batch_size)
         self.num_shards = int(num_shards)
         self.shuffle = shuffle
@@ -143,9 +141,9 @@ class GraphBatcher:
                 drop_remainder=drop_remainder,
                 last_batch_size=last,
             )
-        self.budgets = tuple(budgets)
-        weights = edge_weights if edge_weights is not None else [None] * len(graphs)
-        self._parts = [_graphs_tuple(g, w) for g, w in zip(graphs, weights, strict=True)]
+        self.budgets = tuple(
+            check_budget("GraphBatcher", f"budgets[{i}]", b) for i, b in enumerate(budgets)
+        )
         self._no_graphs = _no_graphs(self._parts[0])
         self._nodes = np.array([g.num_nodes for g in graphs], np.int64)
         self._edges = np.array([g.num_edges for g in graphs], np.int64)
@@ -181,7 +179,7 @@ class GraphBatcher:
         """The budget a batch of these graphs is padded to (every sub-batch of it, when
         ``num_shards > 1``)."""
         groups = self.shard_indices(indices)
-        return select_budget(
+        return first_fit(  # budgets checked once, when the batcher was built
             self.budgets,
             max(int(self._nodes[g].sum()) for g in groups),
             max(int(self._edges[g].sum()) for g in groups),

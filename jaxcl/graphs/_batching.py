@@ -31,8 +31,9 @@ import jax.numpy as jnp
 import jraph
 import numpy as np
 
-from jaxcl.data._graph_types import Graph, NodeDataset
-from jaxcl.graphs._budgets import PaddingBudget
+from jaxcl.data._graph_types import Graph, NodeDataset, _frozen
+from jaxcl.graphs._budgets import PaddingBudget, check_budget
+from jaxcl.graphs._segments import num_nodes_of
 
 
 class PaddingMasks(NamedTuple):
@@ -79,16 +80,20 @@ def padding_masks(graph: jraph.GraphsTuple) -> PaddingMasks:
     """
     # jraph indexes ``n_node`` with a traced index: make it a jax array even when the graph
     # is a NumPy constant closed over by a jitted function.
-    graph = graph._replace(n_node=jnp.asarray(graph.n_node), n_edge=jnp.asarray(graph.n_edge))
-    if graph.n_node.ndim == 2:  # stacked sub-batches
-        # Only the arrays the masks read: they all have the leading sub-batch axis.
-        parts = graph._replace(
-            nodes=jax.tree.leaves(graph.nodes)[0],
-            edges=None,
-            receivers=None,
-            globals=None,
-        )
-        return PaddingMasks(*(m.reshape(-1) for m in jax.vmap(_masks)(parts)))
+    num_nodes = num_nodes_of(graph, "padding_masks")
+    n_node = jnp.asarray(graph.n_node)
+    # jraph reads the node count from the first leaf of ``nodes`` (of a SparseMatrix: its
+    # slabs, not its rows): give it an empty array of the right leading shape instead.
+    graph = graph._replace(
+        nodes=np.zeros((*n_node.shape[:-1], num_nodes, 0), np.bool_),
+        edges=None,
+        receivers=None,
+        globals=None,
+        n_node=n_node,
+        n_edge=jnp.asarray(graph.n_edge),
+    )
+    if n_node.ndim == 2:  # stacked sub-batches: every array left has the leading axis
+        return PaddingMasks(*(m.reshape(-1) for m in jax.vmap(_masks)(graph)))
     return _masks(graph)
 
 
@@ -105,7 +110,41 @@ def receiver_order(senders: np.ndarray, receivers: np.ndarray) -> np.ndarray:
     return np.lexsort((np.asarray(senders), np.asarray(receivers)))
 
 
-def _graphs_tuple(graph: Graph, weights: np.ndarray | None) -> jraph.GraphsTuple:
+def graph_parts(fn: str, graphs: Sequence[Graph], edge_weights) -> list[jraph.GraphsTuple]:
+    """Each graph as a ``GraphsTuple`` (with its weights), checked to be batchable with the
+    others: graph 0's node-feature width and weight shape per edge, else an error naming
+    the first graph that differs (rather than NumPy's, from the concatenation mid-epoch)."""
+    if edge_weights is not None and len(edge_weights) != len(graphs):
+        raise ValueError(
+            f"{fn}: got {len(edge_weights)} edge-weight arrays for {len(graphs)} graphs"
+        )
+    weights = edge_weights if edge_weights is not None else [None] * len(graphs)
+    parts = [
+        _graphs_tuple(fn, i, g, w) for i, (g, w) in enumerate(zip(graphs, weights, strict=True))
+    ]
+
+    def per_edge(part) -> str:
+        edges = part.edges
+        return (
+            "none" if edges is None else f"[num_edges{''.join(f', {k}' for k in edges.shape[1:])}]"
+        )
+
+    width, kind = parts[0].nodes.shape[1], per_edge(parts[0])
+    for i, part in enumerate(parts):
+        if part.nodes.shape[1] != width:
+            raise ValueError(
+                f"{fn}: graph {i} has {part.nodes.shape[1]} node features, graph 0 has "
+                f"{width}; the graphs of a batch must share their feature width"
+            )
+        if per_edge(part) != kind:
+            raise ValueError(
+                f"{fn}: graph {i} has edge weights {per_edge(part)}, graph 0 {kind}; the "
+                "graphs of a batch must share the shape of their weights per edge"
+            )
+    return parts
+
+
+def _graphs_tuple(fn: str, index: int, graph: Graph, weights) -> jraph.GraphsTuple:
     """One graph as a ``GraphsTuple`` with receiver-sorted edges."""
     order = receiver_order(graph.senders, graph.receivers)
     edges = None
@@ -113,8 +152,8 @@ def _graphs_tuple(graph: Graph, weights: np.ndarray | None) -> jraph.GraphsTuple
         weights = np.asarray(weights, np.float32)
         if weights.shape[:1] != (graph.num_edges,) or weights.ndim > 2:
             raise ValueError(
-                f"edge weights must have shape [num_edges]=({graph.num_edges},) or "
-                f"[num_edges, k], got {weights.shape}"
+                f"{fn}: the edge weights of graph {index} must have shape [num_edges]="
+                f"({graph.num_edges},) or [num_edges, k], got {weights.shape}"
             )
         edges = weights[order]
     return jraph.GraphsTuple(
@@ -183,22 +222,26 @@ def batch_graphs(
     graphs = list(graphs)
     if not graphs:
         raise ValueError("batch_graphs: `graphs` is empty; need at least one graph")
-    if edge_weights is not None and len(edge_weights) != len(graphs):
-        raise ValueError(
-            f"batch_graphs: got {len(edge_weights)} edge-weight arrays for {len(graphs)} graphs"
-        )
-    weights = edge_weights if edge_weights is not None else [None] * len(graphs)
-    parts = [_graphs_tuple(g, w) for g, w in zip(graphs, weights, strict=True)]
+    parts = graph_parts("batch_graphs", graphs, edge_weights)
     n_node = sum(g.num_nodes for g in graphs)
     n_edge = sum(g.num_edges for g in graphs)
     if budget is None:
         budget = PaddingBudget(n_node + 1, n_edge, len(graphs) + 1)
-    elif not budget.fits(n_node, n_edge, len(graphs)):
+    elif not check_budget("batch_graphs", "budget", budget).fits(n_node, n_edge, len(graphs)):
         raise ValueError(
             f"batch_graphs: {len(graphs)} graphs with {n_node} nodes and {n_edge} edges do "
             f"not fit {budget} (padding needs one more node and graph)"
         )
     return _batch_padded(parts, budget)
+
+
+def _edge_ids(name: str, ids) -> np.ndarray:
+    """``ids`` as int32 ``[E]``, refused (not cast) when they are not integers or do not fit
+    int32: a cast would truncate ``1.7`` to 1 and wrap ``2**32`` to 0, a valid-looking id."""
+    try:
+        return _frozen(name, ids, np.int32, 1)
+    except ValueError as err:
+        raise ValueError(f"node_graph: {err}") from None
 
 
 def node_graph(
@@ -232,12 +275,17 @@ def node_graph(
       >>> node_graph(ds).receivers.tolist()
       [0, 1]
     """
-    s = dataset.senders if senders is None else np.asarray(senders, np.int32)
-    r = dataset.receivers if receivers is None else np.asarray(receivers, np.int32)
-    if s.shape != r.shape or s.ndim != 1:
+    s = dataset.senders if senders is None else _edge_ids("senders", senders)
+    r = dataset.receivers if receivers is None else _edge_ids("receivers", receivers)
+    if s.shape != r.shape:
         raise ValueError(f"node_graph: senders {s.shape} and receivers {r.shape} must be [E]")
-    if s.size and (min(s.min(), r.min()) < 0 or max(s.max(), r.max()) >= dataset.num_nodes):
-        raise ValueError(f"node_graph: edge endpoints must lie in [0, {dataset.num_nodes})")
+    for name, ids in (("senders", s), ("receivers", r)):
+        bad = np.flatnonzero((ids < 0) | (ids >= dataset.num_nodes))
+        if bad.size:
+            raise ValueError(
+                f"node_graph: `{name}` must hold node ids in [0, {dataset.num_nodes}), got "
+                f"{name}[{bad[0]}] = {ids[bad[0]]} ({bad.size} out of range)"
+            )
     order = receiver_order(s, r)
     edges = None
     if edge_weights is not None:

@@ -61,13 +61,28 @@ class PaddingBudget(NamedTuple):
         )
 
 
+def check_budget(fn: str, name: str, budget) -> PaddingBudget:
+    """``budget``, refused unless it is a :class:`PaddingBudget` of ints, positive but for
+    ``n_edge >= 0`` (graphs without edges): a float or negative size would pad to a shape
+    no jitted step can have."""
+    if not isinstance(budget, PaddingBudget):
+        raise ValueError(f"{fn}: `{name}` must be a PaddingBudget, got {budget!r}")
+    for field, value in zip(budget._fields, budget, strict=True):
+        low = 0 if field == "n_edge" else 1
+        if not (is_integer(value) and value >= low):
+            raise ValueError(
+                f"{fn}: `{name}.{field}` must be an int >= {low}, got {value!r} in {budget}"
+            )
+    return budget
+
+
 def _round_up(value: float, multiple: int) -> int:
     return int(math.ceil(value / multiple) * multiple)
 
 
 def _sizes(graphs) -> tuple[np.ndarray, np.ndarray]:
-    if isinstance(graphs, GraphDataset):
-        graphs = graphs.graphs
+    # One pass: a generator would give its graphs to the nodes and none to the edges.
+    graphs = graphs.graphs if isinstance(graphs, GraphDataset) else tuple(graphs)
     nodes = np.fromiter((g.num_nodes for g in graphs), np.int64)
     edges = np.fromiter((g.num_edges for g in graphs), np.int64)
     return nodes, edges
@@ -222,6 +237,14 @@ def select_budget(
       >>> select_budget(ladder, num_nodes=7, num_edges=12, num_graphs=4)
       PaddingBudget(n_node=16, n_edge=16, n_graph=5)
     """
+    budgets = tuple(budgets)
+    for i, budget in enumerate(budgets):
+        check_budget("select_budget", f"budgets[{i}]", budget)
+    return first_fit(budgets, num_nodes, num_edges, num_graphs)
+
+
+def first_fit(budgets, num_nodes: int, num_edges: int, num_graphs: int) -> PaddingBudget:
+    """:func:`select_budget` on budgets already checked (the batcher's, once per batch)."""
     for budget in budgets:
         if budget.fits(num_nodes, num_edges, num_graphs):
             return budget

@@ -57,8 +57,7 @@ def _check_num_nodes(fn: str, num_nodes) -> None:
 
 
 def _check(fn: str, senders, receivers, num_nodes, alpha):
-    senders = np.asarray(senders, np.int64)
-    receivers = np.asarray(receivers, np.int64)
+    senders, receivers = np.asarray(senders), np.asarray(receivers)
     if senders.shape != receivers.shape or senders.ndim != 1:
         raise ValueError(
             f"{fn}: `senders` {senders.shape} and `receivers` {receivers.shape} must be 1-D "
@@ -66,6 +65,10 @@ def _check(fn: str, senders, receivers, num_nodes, alpha):
         )
     _check_num_nodes(fn, num_nodes)
     for name, ids in (("senders", senders), ("receivers", receivers)):
+        if ids.size and ids.dtype.kind not in "iu":  # a cast would truncate 1.7 to 1
+            raise ValueError(
+                f"{fn}: `{name}` must be an integer array of node ids, got {ids.dtype}"
+            )
         bad = np.flatnonzero((ids < 0) | (ids >= num_nodes))
         if bad.size:
             raise ValueError(
@@ -74,7 +77,27 @@ def _check(fn: str, senders, receivers, num_nodes, alpha):
             )
     if not (_real(alpha) and 0 < alpha <= 1):
         raise ValueError(f"{fn}: `alpha` (teleport probability) must lie in (0, 1], got {alpha!r}")
+    senders, receivers = senders.astype(np.int64), receivers.astype(np.int64)
+    _check_undirected(fn, senders, receivers, num_nodes)
     return senders, receivers
+
+
+def _check_undirected(fn: str, senders, receivers, num_nodes) -> None:
+    """The diffusion is of an undirected graph: ``A`` (edge counts) must equal ``A.T``."""
+    a = sp.csr_matrix((np.ones(senders.size), (receivers, senders)), (num_nodes, num_nodes))
+    differ = (a != a.T).nnz  # each differing pair {i, j} twice
+    if differ:
+        forward, backward = senders * num_nodes + receivers, receivers * num_nodes + senders
+        lone = np.flatnonzero(~np.isin(forward, backward))
+        at = (
+            f"edge {lone[0]} ({senders[lone[0]]} -> {receivers[lone[0]]}) has no reverse"
+            if lone.size
+            else "some edges appear more often in one direction than in the other"
+        )
+        raise ValueError(
+            f"{fn}: the graph must be undirected, each edge given in both directions (j -> i "
+            f"as often as i -> j); {at} ({differ // 2} pair(s) differ)"
+        )
 
 
 def _transition(senders, receivers, num_nodes, self_loops) -> sp.csr_matrix:
@@ -100,7 +123,8 @@ def ppr_matrix(
     """The exact, dense PPR diffusion matrix of MVGRL.
 
     Args:
-      senders, receivers: int ``[num_edges]``; an undirected edge in both directions.
+      senders, receivers: int ``[num_edges]``; every undirected edge in both directions
+        (checked: a one-way edge raises, as it would make the diffusion directed).
       num_nodes: number of nodes.
       alpha: teleport probability (MVGRL: 0.2).
       self_loops: use ``A + I`` (MVGRL's ``compute_ppr(self_loop=True)``).
@@ -120,6 +144,10 @@ def ppr_matrix(
       (MVGRL), ICML 2020, Eq. 3; code: kavehhassani/mvgrl ``utils.compute_ppr``.
     """
     senders, receivers = _check("ppr_matrix", senders, receivers, num_nodes, alpha)
+    return _dense_ppr(senders, receivers, num_nodes, alpha, self_loops)
+
+
+def _dense_ppr(senders, receivers, num_nodes, alpha, self_loops) -> np.ndarray:
     t = _transition(senders, receivers, num_nodes, self_loops).toarray()
     return alpha * np.linalg.inv(np.eye(num_nodes) - (1.0 - alpha) * t)
 
@@ -170,7 +198,8 @@ def ppr_diffusion(
     """MVGRL's PPR diffusion as a sparse weighted edge list.
 
     Args:
-      senders, receivers: int ``[num_edges]``; an undirected edge in both directions.
+      senders, receivers: int ``[num_edges]``; every undirected edge in both directions
+        (checked: a one-way edge raises, as it would make the diffusion directed).
       num_nodes: number of nodes.
       alpha: teleport probability (MVGRL: 0.2).
       eps: entries ``< eps`` are dropped (GDC's sparsification; PyGCL's default 1e-4);
@@ -209,7 +238,7 @@ def ppr_diffusion(
     if method == "auto":
         method = "exact" if num_nodes <= DENSE_DIFFUSION_LIMIT else "sparse"
     if method == "exact":
-        dense = ppr_matrix(senders, receivers, num_nodes, alpha=alpha, self_loops=self_loops)
+        dense = _dense_ppr(senders, receivers, num_nodes, alpha, self_loops)
         dense[dense < eps] = 0.0
         dense[dense < 0] = 0.0  # round-off between disconnected components
         s = sp.csr_matrix(dense)
@@ -326,9 +355,21 @@ def ppr_dataset(
       Hassani & Khasahmadi, MVGRL, ICML 2020, §4 (graph classification uses the PPR view
       of each graph); code: kavehhassani/mvgrl ``graph/dataset.py``.
     """
+    if not (_real(alpha) and 0 < alpha <= 1):  # checked here too: a graph may be empty
+        raise ValueError(f"ppr_dataset: `alpha` must lie in (0, 1], got {alpha!r}")
+    if not (_real(eps) and eps >= 0):
+        raise ValueError(f"ppr_dataset: `eps` must be a number >= 0, got {eps!r}")
     graphs, weights = [], []
-    for g in dataset.graphs:
-        d = ppr_diffusion(g.senders, g.receivers, g.num_nodes, alpha=alpha, eps=eps, method="exact")
+    for i, g in enumerate(dataset.graphs):
+        if g.num_nodes == 0:  # an empty graph's diffusion is empty
+            d = Diffusion(g.senders, g.receivers, np.zeros(0, np.float32))
+        else:
+            try:
+                d = ppr_diffusion(
+                    g.senders, g.receivers, g.num_nodes, alpha=alpha, eps=eps, method="exact"
+                )
+            except ValueError as err:
+                raise ValueError(f"ppr_dataset: graph {i} of {dataset.name!r}: {err}") from None
         graphs.append(trusted_graph(d.senders, d.receivers, g.node_features, g.label))
         weights.append(d.weights)
     diffused = GraphDataset(

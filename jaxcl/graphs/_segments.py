@@ -24,6 +24,8 @@ import jax
 import jax.numpy as jnp
 import jraph
 
+from jaxcl._slabs import SparseMatrix
+
 
 def _stacked(ids: jax.Array) -> bool:
     """Whether node/edge ids (or ``n_node``) come from a stacked batch: ``[S, ...]``."""
@@ -162,9 +164,22 @@ def _local_graph_ids(n_node: jax.Array, num_nodes: int) -> jax.Array:
     )
 
 
-def _num_nodes(graph: jraph.GraphsTuple) -> int:
-    """Static node count of ``graph`` (per sub-batch when stacked)."""
-    return jax.tree.leaves(graph.nodes)[0].shape[1 if _stacked(graph.n_node) else 0]
+def num_nodes_of(graph: jraph.GraphsTuple, fn: str) -> int:
+    """Static node count of ``graph`` (per sub-batch when stacked): the leading dimension
+    of ``graph.nodes``, or the row count of a :class:`~jaxcl.graphs.SparseMatrix` (not the
+    first of its leaves, which counts slabs); ``fn`` is named in the error for other nodes."""
+    nodes = graph.nodes
+    if isinstance(nodes, SparseMatrix):
+        return int(nodes.shape[0])  # static: one (sub-)batch's rows, stacked or not
+    axis = 1 if _stacked(graph.n_node) else 0
+    if not (hasattr(nodes, "shape") and hasattr(nodes, "dtype")) or len(nodes.shape) <= axis:
+        got = f"shape {tuple(nodes.shape)}" if hasattr(nodes, "shape") else type(nodes).__name__
+        want = "[S, num_nodes, ...]" if axis else "[num_nodes, ...]"
+        raise ValueError(
+            f"{fn}: `graph.nodes` must be an array {want} or a SparseMatrix (the node count "
+            f"is read from it), got {got}"
+        )
+    return int(nodes.shape[axis])
 
 
 def node_graph_ids(graph: jraph.GraphsTuple) -> jax.Array:
@@ -184,7 +199,7 @@ def node_graph_ids(graph: jraph.GraphsTuple) -> jax.Array:
       >>> node_graph_ids(g).tolist()  # 2 sub-batches of 3 nodes and 2 graphs
       [0, 0, 1, 2, 3, 3]
     """
-    num_nodes = _num_nodes(graph)
+    num_nodes = num_nodes_of(graph, "node_graph_ids")
     n_node = jnp.asarray(graph.n_node)
     if not _stacked(n_node):
         return _local_graph_ids(n_node, num_nodes)
@@ -223,7 +238,7 @@ def pool_nodes(
     """
     if reduction not in ("sum", "mean"):
         raise ValueError(f"pool_nodes: `reduction` must be 'sum' or 'mean', got {reduction!r}")
-    num_nodes = _num_nodes(graph)
+    num_nodes = num_nodes_of(graph, "pool_nodes")
     n_node = jnp.asarray(graph.n_node)
     if _stacked(n_node):
         _check_leading("pool_nodes", "values", values, (n_node.shape[0], num_nodes))

@@ -3,13 +3,16 @@
 The dense losses hold the ``[batch, candidates]`` logits, and reverse mode keeps them (or
 their softmax) for the backward pass: quadratic memory, 40 GB at 10^5 x 10^5 in float32.
 Here the only thing a loss needs from those logits, each anchor's log-partition
-``lse_i = log sum_j exp(a_i . c_j / t)``, is accumulated one ``[block, block]`` tile at a
-time (an online logsumexp over candidate blocks, for one block of anchors after another),
-and the backward pass recomputes every tile from ``a``, ``c`` and the saved ``lse`` instead
-of storing it (``p_ij = exp(a_i . c_j / t - lse_i)``; ``dA = P C / t``, ``dC = P^T A / t``).
-Memory: the inputs, their gradients and ``lse`` (O((N + M) d)) plus one tile; time: the dense
-product once forward and three times backward (the tile recomputed, then ``P C`` and
-``P^T A``), in tiles.
+``lse_i = log sum_j exp(a_i . c_j / t)``, is accumulated one tile of at most
+``[block, block]`` (no larger than the batch: :func:`tile_size`) at a time (an online
+logsumexp over candidate blocks, for one block of anchors after another), and the backward
+pass recomputes every tile from ``a``, ``c`` and the saved ``lse`` instead of storing it
+(``p_ij = exp(a_i . c_j / t - lse_i)``; ``dA = P C / t``, ``dC = P^T A / t``). Memory: the
+inputs, their gradients and ``lse`` (O((N + M) d)) plus one tile; time: the dense product
+once forward and three times backward (the tile recomputed, then ``P C`` and ``P^T A``), in
+tiles. The gradient is a custom VJP: reverse mode (``jax.grad``, ``jax.vjp``, also
+forward-over-reverse such as ``jax.jacfwd(jax.grad(f))``) works; forward mode on the loss
+itself (``jax.jvp``, ``jax.jacfwd``, ``jax.linearize``) raises.
 
 Reference: Cheng et al., "Breaking the Memory Barrier: Near Infinite Batch Size Scaling for
 Contrastive Loss" (Inf-CL), 2024, whose tiling across and within devices this follows on one
@@ -37,20 +40,28 @@ def _tiles(x, block: int):
     return x.reshape((x.shape[0] // block, block) + x.shape[1:])
 
 
-def _tile_mask(valid_j, exclude_i, j0, block):
+def tile_size(size: int, block: int) -> int:
+    """Rows per tile of ``size`` rows: at most ``block``, in as few tiles as that allows, of
+    sizes as even as possible, so that little is padded (8 rows with ``block`` 4096: one tile
+    of 8, not 4096; 1025 rows with ``block`` 1024: two tiles of 513, not 2 x 1024)."""
+    count = -(-size // block)
+    return -(-size // count)
+
+
+def _tile_mask(valid_j, exclude_i, j0):
     """Which of a tile's logits count: a valid candidate that is not the anchor's excluded
     column (itself, for NT-Xent's same-view candidates)."""
-    cols = j0 + jnp.arange(block)
+    cols = j0 + jnp.arange(valid_j.shape[0])
     return valid_j[None, :] & (cols[None, :] != exclude_i[:, None])
 
 
-def _row_lse(a_i, exclude_i, c_tiles, valid_tiles, starts, inv_t, block):
+def _row_lse(a_i, exclude_i, c_tiles, valid_tiles, starts, inv_t):
     """Log-partition of one block of anchors over all candidate tiles (online logsumexp)."""
 
     def step(carry, tile):
         m, s = carry
         c_j, valid_j, j0 = tile
-        mask = _tile_mask(valid_j, exclude_i, j0, block)
+        mask = _tile_mask(valid_j, exclude_i, j0)
         logits = jnp.where(mask, (a_i @ c_j.T) * inv_t, -jnp.inf)
         m_new = jnp.maximum(m, jnp.max(logits, axis=1))
         shift = jnp.where(jnp.isfinite(m_new), m_new, 0.0)
@@ -63,34 +74,36 @@ def _row_lse(a_i, exclude_i, c_tiles, valid_tiles, starts, inv_t, block):
     return jnp.where(s > 0, jnp.where(jnp.isfinite(m), m, 0.0) + jnp.log(s), -jnp.inf)
 
 
-def _lse_all(a, c, valid, exclude, inv_t, block):
-    c_tiles, valid_tiles = _tiles(c, block), _tiles(valid, block)
-    starts = jnp.arange(c_tiles.shape[0]) * block
+def _lse_all(a, c, valid, exclude, inv_t, tiles):
+    row_block, col_block = tiles
+    c_tiles, valid_tiles = _tiles(c, col_block), _tiles(valid, col_block)
+    starts = jnp.arange(c_tiles.shape[0]) * col_block
 
     def one(args):
         a_i, exclude_i = args
-        return _row_lse(a_i, exclude_i, c_tiles, valid_tiles, starts, inv_t, block)
+        return _row_lse(a_i, exclude_i, c_tiles, valid_tiles, starts, inv_t)
 
-    return jax.lax.map(one, (_tiles(a, block), _tiles(exclude, block))).reshape(-1)
+    return jax.lax.map(one, (_tiles(a, row_block), _tiles(exclude, row_block))).reshape(-1)
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(6,))
-def _weighted_lse_sum(a, c, weights, valid, exclude, inv_t, block):
+def _weighted_lse_sum(a, c, weights, valid, exclude, inv_t, tiles):
     """``sum_i weights_i * lse_i`` (rows with weight 0 add nothing, whatever their lse)."""
-    lse = _lse_all(a, c, valid, exclude, inv_t, block)
+    lse = _lse_all(a, c, valid, exclude, inv_t, tiles)
     return jnp.sum(jnp.where(weights > 0, weights * lse, 0.0))
 
 
-def _fwd(a, c, weights, valid, exclude, inv_t, block):
-    lse = _lse_all(a, c, valid, exclude, inv_t, block)
+def _fwd(a, c, weights, valid, exclude, inv_t, tiles):
+    lse = _lse_all(a, c, valid, exclude, inv_t, tiles)
     total = jnp.sum(jnp.where(weights > 0, weights * lse, 0.0))
     return total, (a, c, weights, valid, exclude, inv_t, lse)
 
 
-def _bwd(block, res, g):
+def _bwd(tiles, res, g):
     a, c, weights, valid, exclude, inv_t, lse = res
-    c_tiles, valid_tiles = _tiles(c, block), _tiles(valid, block)
-    starts = jnp.arange(c_tiles.shape[0]) * block
+    row_block, col_block = tiles
+    c_tiles, valid_tiles = _tiles(c, col_block), _tiles(valid, col_block)
+    starts = jnp.arange(c_tiles.shape[0]) * col_block
 
     def row_step(carry, row):
         d_c, d_inv_t = carry
@@ -101,7 +114,7 @@ def _bwd(block, res, g):
             d_a_i, d_inv = carry_i
             c_j, valid_j, j0 = tile
             s = a_i @ c_j.T
-            mask = _tile_mask(valid_j, exclude_i, j0, block) & (w_i > 0)[:, None]
+            mask = _tile_mask(valid_j, exclude_i, j0) & (w_i > 0)[:, None]
             p = jnp.where(mask, jnp.exp(s * inv_t - lse_i[:, None]), 0.0)
             weighted = scale[:, None] * p  # d total / d logit_ij
             d_a_i = d_a_i + inv_t * (weighted @ c_j)
@@ -115,7 +128,7 @@ def _bwd(block, res, g):
         )
         return (d_c + d_c_tiles.reshape(d_c.shape), d_inv_t), d_a_i
 
-    rows = (_tiles(a, block), _tiles(weights, block), _tiles(lse, block), _tiles(exclude, block))
+    rows = tuple(_tiles(x, row_block) for x in (a, weights, lse, exclude))
     axes = _common.varying_axes(a, g)
     init = (
         _common.as_varying(jnp.zeros_like(c), axes),
@@ -131,17 +144,19 @@ _weighted_lse_sum.defvjp(_fwd, _bwd)
 
 def weighted_lse_sum(a, c, weights, valid=None, exclude=None, *, inv_t, block: int):
     """``sum_i weights_i * logsumexp_j(a_i . c_j * inv_t)`` over the valid candidates ``j``
-    other than ``exclude[i]``, in ``[block, block]`` tiles recomputed in the backward pass.
+    other than ``exclude[i]``, in tiles of at most ``block`` x ``block`` (:func:`tile_size`:
+    no larger than the batch) recomputed in the backward pass.
 
     ``a``: ``[n, d]`` float32 (or float64) anchors; ``c``: ``[m, d]`` candidates of the same
     dtype, in which everything is computed; ``weights``:
     ``[n]`` (0 drops an anchor: its gradient is exactly 0); ``valid``: optional ``[m]`` bool;
     ``exclude``: optional ``[n]`` int column per anchor left out (-1: none). Differentiable in
-    ``a``, ``c`` and ``inv_t``. Rows are padded to multiples of ``block`` (padded anchors get
-    weight 0, padded candidates are invalid).
+    ``a``, ``c`` and ``inv_t``. Rows are padded to whole tiles (padded anchors get weight 0,
+    padded candidates are invalid).
     """
     n, m = a.shape[0], c.shape[0]
-    rows, cols = -(-n // block) * block, -(-m // block) * block
+    tiles = (tile_size(n, block), tile_size(m, block))
+    rows, cols = -(-n // tiles[0]) * tiles[0], -(-m // tiles[1]) * tiles[1]
     valid = jnp.ones((m,), bool) if valid is None else valid
     exclude = jnp.full((n,), -1, jnp.int32) if exclude is None else exclude.astype(jnp.int32)
     args = (
@@ -154,7 +169,7 @@ def weighted_lse_sum(a, c, weights, valid=None, exclude=None, *, inv_t, block: i
     )
     # inside shard_map every input is made to vary alike (pcast transposes to psum)
     axes = _common.varying_axes(*args)
-    return _weighted_lse_sum(*(_common.as_varying(x, axes) for x in args), block)
+    return _weighted_lse_sum(*(_common.as_varying(x, axes) for x in args), tiles)
 
 
 def _weights(where, n: int):

@@ -34,12 +34,6 @@ _BLOCK_ELEMENTS = 1 << 23
 _TINY = float(np.finfo(np.float32).tiny)
 
 
-def _varies_along(x, axis_name) -> bool:
-    """Whether ``x`` differs across devices of ``axis_name`` (False when JAX cannot tell)."""
-    names = axis_name if isinstance(axis_name, tuple) else (axis_name,)
-    return any(name in _common.varying_axes(x) for name in names)
-
-
 def _resolve_features(fn, method, key, features, dim, num_features, axis_name):
     """The random-feature parameters: pre-drawn ``features`` or drawn from ``key``."""
     params_type = _PARAMS[method]
@@ -50,6 +44,8 @@ def _resolve_features(fn, method, key, features, dim, num_features, axis_name):
                 f"`features` must be a {params_type.__name__} for method={method!r}, got "
                 f"{type(features).__name__}",
             )
+        if method == "sorf":
+            _sorf._check_params(fn, features, "features")
         have_dim = features.dim if method == "sorf" else features.omega.shape[0]
         have_num = features.num_features if method == "sorf" else features.omega.shape[1]
         if have_dim != dim:
@@ -71,9 +67,8 @@ def _resolve_features(fn, method, key, features, dim, num_features, axis_name):
         num = _DEFAULT_NUM_FEATURES if num_features is None else num_features
         _checks.positive_int(fn, "num_features", num)
         params, source = _DRAW[method](key, dim, num), "key"
-    if axis_name is not None and any(
-        _varies_along(leaf, axis_name) for leaf in jax.tree.leaves(params)
-    ):
+    varying = {ax for leaf in jax.tree.leaves(params) for ax in _common.varying_axes(leaf)}
+    if varying & set(axis_name if isinstance(axis_name, tuple) else (axis_name,)):
         _checks.fail(
             fn,
             f"`{source}` differs across devices of axis {axis_name!r}; every device must use "
@@ -150,8 +145,8 @@ def esco_loss(
     ``negatives='both'``), the smallest value the exact sum can take for unit vectors, so
     there the clamp only moves an estimate towards the truth; with ``normalize=False`` the
     floor is ``tiny * M``, which keeps the log finite but is not a bound on the exact sum of
-    vectors of any length. The clamp's gradient is zero. The loss
-    is therefore finite for any temperature and dimension.
+    vectors of any length. The clamp's gradient is zero. The loss is therefore finite for any
+    temperature and dimension.
 
     Accuracy depends on the temperature, because the kernel narrows as tau falls. Measured
     mean |error| of ``mean_i log sum_j k(a_i, b_j)`` (d = 128, N = 64 correlated pairs,
@@ -203,7 +198,9 @@ def esco_loss(
       where: optional ``[batch]`` boolean mask; masked rows are neither anchors nor negatives.
         They may hold anything, NaN and inf included: they are zeroed before any
         arithmetic, get a zero gradient, and leave the value and the other rows' gradients
-        as if they were not in the batch (on every method and chunking path).
+        as if they were not in the batch (on every method and chunking path). A batch of
+        one row is refused (it has no negatives); a mask is not checked (it may be traced):
+        one unmasked row has only its positive or itself as negatives, like a batch of one.
       chunk_size: rows per block for the linear-memory computation (default: as many as keep
         one block's intermediate near 8M elements). With ``method='exact'`` and
         ``normalize=False`` a block holds ``chunk_size x N x d`` differences, ``d`` times what
@@ -229,8 +226,11 @@ def esco_loss(
     """
     fn = "esco_loss"
     z_a, z_b = _common.check_pair(fn, z_a, z_b)
+    _common.check_negatives(fn, z_a.shape[0], axis_name)
     _checks.positive(fn, "temperature", temperature)
     _checks.nonnegative(fn, "lam", lam)
+    symmetric = _checks.boolean(fn, "symmetric", symmetric)
+    normalize = _checks.boolean(fn, "normalize", normalize)
     _checks.one_of(fn, "method", method, METHODS)
     _checks.one_of(fn, "negatives", negatives, NEGATIVES)
     if key is not None:

@@ -58,8 +58,11 @@ def infonce(
         Under ``pmap`` divide gradients by the axis size (see ``jaxcl.losses`` docs).
       block_size: None (default) holds the ``[batch, global batch]`` logits, the fastest
         while they fit; an int computes the same loss and gradients exactly in tiles of
-        ``block_size`` anchors by ``block_size`` candidates, recomputed in the backward pass
-        (Inf-CL's scheme): memory linear in the batch (see ``jaxcl.losses._blockwise``).
+        ``block_size`` anchors by ``block_size`` candidates (fewer where the batch is
+        smaller), recomputed in the backward pass (Inf-CL's scheme): memory linear in the
+        batch (see ``jaxcl.losses._blockwise``). Its gradient is a custom VJP: reverse mode
+        (``jax.grad``, ``jax.vjp``) and forward-over-reverse (``jax.jacfwd(jax.grad(f))``)
+        work; forward mode (``jax.jvp``, ``jax.jacfwd``, ``jax.linearize``) raises.
 
     Returns:
       Scalar float32 loss.
@@ -77,6 +80,8 @@ def infonce(
       ESCo (ICLR 2022 submission), Eq. 1.
     """
     fn = "infonce"
+    symmetric = _checks.boolean(fn, "symmetric", symmetric)
+    normalize = _checks.boolean(fn, "normalize", normalize)
     z_a, z_b = _common.check_pair(fn, z_a, z_b)
     _common.check_negatives(fn, z_a.shape[0], axis_name)
     _checks.positive(fn, "temperature", temperature)
@@ -331,8 +336,11 @@ def nt_xent(
       axis_name: contrast against the global batch inside ``shard_map``/``pmap`` (both views
         are all-gathered); every device returns the global mean.
       block_size: None (default): the dense path; an int: the same loss, exact, in tiles of
-        ``block_size`` x ``block_size`` logits recomputed in the backward pass, with memory
-        linear in the batch (as :func:`infonce`'s ``block_size``).
+        ``block_size`` x ``block_size`` logits (fewer where the batch is smaller) recomputed
+        in the backward pass, with memory linear in the batch (as :func:`infonce`'s
+        ``block_size``). Reverse mode (``jax.grad``, ``jax.vjp``) and forward-over-reverse
+        (``jax.jacfwd(jax.grad(f))``) work there; forward mode (``jax.jvp``, ``jax.jacfwd``,
+        ``jax.linearize``), which the dense path supports, raises (a custom VJP).
 
     Returns:
       Scalar float32 loss.
@@ -348,6 +356,7 @@ def nt_xent(
       Algorithm 1.
     """
     fn = "nt_xent"
+    normalize = _checks.boolean(fn, "normalize", normalize)
     z_a, z_b = _common.check_pair(fn, z_a, z_b)
     _common.check_negatives(fn, z_a.shape[0], axis_name)
     _checks.positive(fn, "temperature", temperature)

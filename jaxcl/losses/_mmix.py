@@ -109,7 +109,14 @@ def mmix_node_loss(
       temperature: ``tau`` (the paper: 1).
       where, block_size: as :func:`jaxcl.losses.nt_xent`.
     """
-    return nt_xent(mixed_a, z_b, temperature=temperature, where=where, block_size=block_size)
+    fn = "mmix_node_loss"  # checked here, so that errors name this function's arguments
+    u, v = _common.check_pair(fn, mixed_a, z_b, names=("mixed_a", "z_b"))
+    _common.check_negatives(fn, u.shape[0], None)
+    _checks.positive(fn, "temperature", temperature)
+    where = _common.check_where(fn, where, u.shape[0])
+    if block_size is not None:
+        _checks.positive_int(fn, "block_size", block_size)
+    return nt_xent(u, v, temperature=temperature, where=where, block_size=block_size)
 
 
 def mmix_graph_loss(
@@ -136,6 +143,7 @@ def mmix_graph_loss(
     """
     fn = "mmix_graph_loss"
     h_a, h_b = _common.check_pair(fn, h_a, h_b, names=("h_a", "h_b"))
+    _common.check_negatives(fn, h_a.shape[0], None)
     _checks.positive(fn, "temperature", temperature)
     m = h_a.shape[0]
     where = _common.check_where(fn, where, m)

@@ -117,6 +117,7 @@ def imix_npair_loss(
     perm = _checks.index_array(
         fn, "perm", perm, (batch,), size=batch, what="row indices of this batch (or shard)"
     )
+    normalize = _checks.boolean(fn, "normalize", normalize)
     prep = _common.l2_normalize if normalize else (lambda z: z.astype(jnp.float32))
     q, k = prep(z_mix), prep(z_b)
     k_all = _common.gather_rows(k, axis_name)

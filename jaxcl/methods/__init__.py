@@ -34,7 +34,8 @@ from jaxcl.methods._graph import DACLGraph, InfoGraph
 from jaxcl.methods._images import ESCoSimCLR, ImageIMix, ImageNPair, SimCLR, SimCLRDACL
 from jaxcl.methods._imix import IMix, NPair
 from jaxcl.methods._metaug import MetAug, MetAugOUCL, SplitSimCLR
-from jaxcl.methods._mmix import GRACEMix, MMixNodeModel, MVGRLMix
+from jaxcl.methods._mmix import MMixNodeModel, MVGRLMix
+from jaxcl.methods._mmix_grace import GRACEMix
 from jaxcl.methods._mmix_images import SimCLRMix
 from jaxcl.methods._momentum import BYOL, IMixBYOL, IMixMoCo, MoCo
 from jaxcl.methods._multiview import contrast_sets

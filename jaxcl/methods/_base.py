@@ -110,10 +110,10 @@ def build_encoder(model_config: ml_collections.ConfigDict, spec: DataSpec, rngs:
 def check_range(
     method: str, hp, key: str, low: float, high: float = math.inf, *, low_open: bool = False
 ) -> None:
-    """ValueError unless ``config.method.<key>`` (in ``hp``) is a number in ``[low, high]``
-    (``(low, high]`` with ``low_open``)."""
+    """ValueError unless ``config.method.<key>`` (in ``hp``) is a finite number in ``[low,
+    high]`` (``(low, high]`` with ``low_open``): NaN and infinities are refused."""
     value = hp[key]
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
     if not ok or not (low < value if low_open else low <= value) or not value <= high:
         interval = f"{'(' if low_open else '['}{low}, {high}]".replace("inf]", "inf)")
         raise ValueError(

@@ -14,7 +14,7 @@ import numpy as np
 
 from jaxcl import graphs, losses, models
 from jaxcl.methods import _paired
-from jaxcl.methods._base import Method, check_choice, register
+from jaxcl.methods._base import Method, check_choice, check_range, register
 from jaxcl.methods._windows import check_windows, draw_windows, over_windows
 
 # sparse_layout='auto' is on, on CPU, up to this fraction of nonzero node features.
@@ -107,8 +107,7 @@ class GRACE(Method):
         for key in ("p_e1", "p_e2", "p_f1", "p_f2"):
             if not 0.0 <= hp[key] <= 1.0:
                 raise ValueError(f"config.method.{key} = {hp[key]!r}: expected a number in [0, 1]")
-        if hp.temperature <= 0:
-            raise ValueError(f"config.method.temperature = {hp.temperature!r}: expected > 0")
+        check_range(self.name, hp, "temperature", 0.0, low_open=True)
         check_windows(hp)
 
     def build(self, spec, rngs):

@@ -61,8 +61,7 @@ def _check_image_views(name, hp):
         )
     if not 0.0 <= hp.blur_p <= 1.0:
         raise ValueError(f"config.method.blur_p = {hp.blur_p!r}: expected a number in [0, 1]")
-    if hp.temperature <= 0:
-        raise ValueError(f"config.method.temperature = {hp.temperature!r}: expected > 0 ({name})")
+    check_range(name, hp, "temperature", 0.0, low_open=True)
 
 
 class ImageViewsMethod(Method):
@@ -196,7 +195,7 @@ class ImageIMix(ImageNPair):
 
     def __init__(self, config):
         super().__init__(config)
-        _imix.check_imix(self.hp)
+        _imix.check_imix(self.hp, method=self.name)
 
     def loss(self, model, batch: Batch, key, extra):
         k_views, k_mix = jax.random.split(key)

@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxcl import losses, mixers
-from jaxcl.methods._base import Batch, Method, register
+from jaxcl.methods._base import Batch, Method, check_range, register
 
 
 def _views(key, x, dropout, noise):
@@ -39,28 +39,25 @@ def _views(key, x, dropout, noise):
     return views
 
 
-def _check_views(hp):
+def _check_views(name, hp):
     if not 0.0 <= hp.input_dropout < 1.0:
         raise ValueError(
             f"config.method.input_dropout = {hp.input_dropout!r}: expected a number in [0, 1)"
         )
-    if hp.view_noise < 0:
-        raise ValueError(f"config.method.view_noise = {hp.view_noise!r}: expected >= 0")
-    if hp.temperature <= 0:
-        raise ValueError(f"config.method.temperature = {hp.temperature!r}: expected > 0")
+    check_range(name, hp, "view_noise", 0.0)
+    check_range(name, hp, "temperature", 0.0, low_open=True)
 
 
 MIXES = ("mixup", "cutmix")
 
 
-def check_imix(hp, mixes=MIXES):
+def check_imix(hp, mixes=MIXES, *, method: str = "i-Mix"):
     """Refuses a bad ``mix``, ``alpha`` or ``lam_per_sample`` (``hp.mix`` where the method
-    has a choice of mixes)."""
+    has a choice of mixes; ``method``: the name the messages give)."""
     mix = getattr(hp, "mix", "mixup")
     if mix not in mixes:
         raise ValueError(f"config.method.mix = {mix!r}: expected one of {sorted(mixes)}")
-    if hp.alpha <= 0:
-        raise ValueError(f"config.method.alpha = {hp.alpha!r}: expected > 0")
+    check_range(method, hp, "alpha", 0.0, low_open=True)  # Beta(alpha, alpha)
     if not isinstance(hp.lam_per_sample, bool):
         raise ValueError(
             f"config.method.lam_per_sample = {hp.lam_per_sample!r}: expected True or False"
@@ -97,7 +94,7 @@ class NPair(Method):
 
     def __init__(self, config):
         super().__init__(config)
-        _check_views(self.hp)
+        _check_views(self.name, self.hp)
 
     def loss(self, model, batch: Batch, key, extra):
         a, b = _views(key, batch.x, self.hp.input_dropout, self.hp.view_noise)
@@ -121,8 +118,8 @@ class IMix(Method):
 
     def __init__(self, config):
         super().__init__(config)
-        _check_views(self.hp)
-        check_imix(self.hp, mixes=("mixup",))
+        _check_views(self.name, self.hp)
+        check_imix(self.hp, mixes=("mixup",), method=self.name)
 
     def loss(self, model, batch: Batch, key, extra):
         k_views, k_mix = jax.random.split(key)

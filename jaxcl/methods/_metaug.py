@@ -60,7 +60,14 @@ from jaxcl import losses, models, optim
 from jaxcl.methods._base import Method, build_encoder, check_choice, check_range, register
 from jaxcl.methods._images import whole_images
 from jaxcl.methods._multiview import VIEWS, cmc_views, contrast_sets, split_views
-from jaxcl.methods._queue import enqueue, queue_filled, queue_init, queue_mask, queue_specs
+from jaxcl.methods._queue import (
+    check_queue_size,
+    enqueue,
+    queue_filled,
+    queue_init,
+    queue_mask,
+    queue_specs,
+)
 
 OUCL_FORMS = ("margin", "weighted", "quadratic")
 SPLIT_DEFAULTS = {"views": "lab", "crop_min_scale": 0.2}
@@ -152,6 +159,10 @@ class SplitSimCLR(SplitViewsMethod):
     name = "split_simclr"
     defaults = {**SPLIT_DEFAULTS, "temperature": 0.5}
 
+    def __init__(self, config):
+        super().__init__(config)
+        check_range(self.name, self.hp, "temperature", 0.0, low_open=True)
+
     def loss(self, model, batch, key, extra):
         z = model(self.views(key, batch.x))
         pairs = list(itertools.combinations(range(len(z)), 2))
@@ -171,8 +182,7 @@ class MetAugOUCL(SplitViewsMethod):
     def __init__(self, config):
         super().__init__(config)
         check_choice(self.name, "oucl", self.hp.oucl, OUCL_FORMS)
-        if self.hp.beta <= 0:
-            raise ValueError(f"config.method.beta = {self.hp.beta!r}: expected > 0")
+        check_range(self.name, self.hp, "beta", 0.0, low_open=True)
         check_range(self.name, self.hp, "decay", 0.0, low_open=True)
         if self.hp.decay != 1.0 and self.hp.oucl != "weighted":
             # phi_dec lives in Eq. 9's weighting factors only; Eq. 8 and Eq. 10 have none.
@@ -189,10 +199,7 @@ class MetAugOUCL(SplitViewsMethod):
             )
         if self.hp.oucl != "margin":  # Eq. 10 is Eq. 9 with O+ = 1 + gamma, O- = -gamma
             check_range(self.name, self.hp, "gamma", 0.0)
-        if isinstance(self.hp.queue_size, bool) or self.hp.queue_size < 1:
-            raise ValueError(
-                f"config.method.queue_size = {self.hp.queue_size!r}: expected an int >= 1"
-            )
+        check_queue_size(self.name, config)
 
     def init_extra(self, model, key):
         dim = self.config.model.embed_dim

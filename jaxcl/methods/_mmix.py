@@ -9,9 +9,8 @@ from flax import nnx
 
 from jaxcl import graphs, losses, mixers, models
 from jaxcl.methods._base import check_choice, check_range, register
-from jaxcl.methods._grace import GRACE
 from jaxcl.methods._mvgrl import MVGRL, MVGRLInputs
-from jaxcl.methods._windows import draw_windows, over_windows
+from jaxcl.methods._windows import over_windows
 
 # "none": no mixing (z_hat = z, then g): the control for the mixing's effect (not in the paper).
 MIXINGS = ("random", "binary", "mo", "mp", "none")
@@ -56,13 +55,33 @@ class MixHead(nnx.Module):
         return self.p_m.kernel[...], self.p_n.kernel[...]
 
 
-def check_mixing(name: str, hp, choices=MIXINGS) -> None:
-    """ValueError naming the first bad m-Mix hyperparameter of ``config.method``."""
+# The m-Mix keys only some mixings read: any other mixing would ignore them.
+READ_BY = {
+    "self_weight": ("mo",),  # C of Eq. 5
+    "threshold": ("mo", "mp", "binary"),  # -op's; random-mix has no similarity
+    "mix_temperature": ("mo", "mp"),  # their softmax's
+    "mix_dropout": ("random", "binary", "mo", "mp"),  # dropout on mixing weights
+}
+
+
+def check_read(name: str, hp, defaults) -> None:
+    """ValueError naming a key of :data:`READ_BY` in ``hp`` that is set away from its
+    ``defaults`` value for a mixing that does not read it."""
+    for key, readers in READ_BY.items():
+        if key in hp and hp.mixing not in readers and hp[key] != defaults[key]:
+            raise ValueError(
+                f"config.method.{key} = {hp[key]!r}: mixing={hp.mixing!r} ignores it (only "
+                f"{list(readers)} read it): expected the default {defaults[key]!r} ({name})"
+            )
+
+
+def check_mixing(name: str, hp, defaults, choices=MIXINGS) -> None:
+    """ValueError naming the first bad m-Mix hyperparameter of ``config.method``
+    (``defaults``: the method's, for :func:`check_read`)."""
     check_choice(name, "mixing", hp.mixing, choices)
-    if not 0.0 <= hp.self_weight <= 1.0:
-        raise ValueError(f"config.method.self_weight = {hp.self_weight!r}: expected [0, 1]")
-    if not hp.temperature > 0:
-        raise ValueError(f"config.method.temperature = {hp.temperature!r}: expected > 0")
+    check_range(name, hp, "self_weight", 0.0, 1.0)
+    check_range(name, hp, "temperature", 0.0, low_open=True)
+    check_read(name, hp, defaults)
     # diversity > 0: the paper's Eq. 6 (the projections pushed apart, as the official node
     # script); < 0: the official graph script's sign (its distance added to the loss, so the
     # projections are pulled together).
@@ -160,8 +179,9 @@ class MVGRLMix(MVGRL):
     * ``mixing='propagate'`` (not a row of the paper): the weights are the adjacency view's
       own normalised matrix instead of a softmax, ``z_hat = P z``; with ``mix_at=
       'pre_activation'`` that is ``PReLU(g(P (P X W + b)))``, the official node script as
-      first published (its attention computed, unused), and ``diversity`` > 0 adds Eq. 6
-      on ``p_m``, ``p_n`` as that script did;
+      first published (its attention computed, unused; with ``window_edges='cut'`` both
+      ``P`` are the window's block of the whole graph's matrix, as its slices), and
+      ``diversity`` > 0 adds Eq. 6 on ``p_m``, ``p_n`` as that script did;
     * ``mix_temperature`` (default 1, the paper's: none) divides mo-/mp-mix's logits;
     * ``mixing='mp'`` with ``diversity=0`` is the "mp-mix w/o div" row. The diversity loss is
       minimised with the paper's sign (the projections pushed apart), as the node script;
@@ -211,13 +231,13 @@ class MVGRLMix(MVGRL):
     def __init__(self, config):
         super().__init__(config)
         hp = self.hp
-        check_mixing(self.name, hp, NODE_MIXINGS)
-        check_choice(self.name, "partners", hp.partners, PARTNERS)
         if hp.mixing == "propagate" and (hp.partners != "wp" or hp.mix_dropout):
             raise ValueError(
                 f"config.method.mixing = 'propagate' weighs the graph's edges: expected "
                 f"partners='wp' and mix_dropout=0, got {hp.partners!r} and {hp.mix_dropout!r}"
             )
+        check_mixing(self.name, hp, self.defaults, NODE_MIXINGS)
+        check_choice(self.name, "partners", hp.partners, PARTNERS)
         check_choice(self.name, "eval_features", hp.eval_features, EVAL_FEATURES)
         check_choice(self.name, "negatives", hp.negatives, NODE_NEGATIVES)
         check_range(self.name, hp, "block_size", 0)
@@ -265,13 +285,14 @@ class MVGRLMix(MVGRL):
         edge_mask=None,
         *,
         train: bool = False,
+        coefs=None,
     ) -> jax.Array:
         """The hard negatives ``z_hat`` of the adjacency view's embeddings ``z`` (``graph``:
         its edges, of which only those in ``edge_mask`` count when given); with ``train``,
-        ``mix_dropout`` of the mixing weights dropped."""
+        ``mix_dropout`` of the mixing weights dropped; ``coefs``: see :meth:`propagate`."""
         hp = self.hp
         if hp.mixing == "propagate":
-            return self.propagate(z, graph, edge_mask)
+            return self.propagate(z, graph, edge_mask, coefs)
         extra = {}
         if train and hp.mix_dropout and hp.mixing != "none":
             key, k_drop = jax.random.split(key)
@@ -286,17 +307,27 @@ class MVGRLMix(MVGRL):
                 kw["block_size"] = hp.block_size
         return mix_with(hp, model, z, key, **kw, **extra)
 
-    def propagate(self, z: jax.Array, graph, edge_mask=None) -> jax.Array:
+    def coefficients(self, graph, n: int, edge_mask=None):
+        """``(edge_coef, self_coef)`` of the adjacency view's GCN weights ``D^-1/2 (A + w I)
+        D^-1/2`` (``self_loop_weight`` w) of ``graph``'s ``n`` nodes (edges in ``edge_mask``)."""
+        loop = self.hp.self_loop_weight
+        s, r = graph.senders, graph.receivers
+        return graphs.gcn_normalization(s, r, n, edge_mask=edge_mask, add_self_loops=loop)
+
+    def propagate(self, z: jax.Array, graph, edge_mask=None, coefs=None) -> jax.Array:
         """``P z``: ``z`` propagated over the graph's edges (those in ``edge_mask``) with the
-        adjacency view's GCN weights ``D^-1/2 (A + w I) D^-1/2`` (``self_loop_weight`` w)."""
+        adjacency view's GCN weights, :meth:`coefficients` of ``graph``; or with ``coefs``,
+        ``(edge_coef, self_coef)`` computed elsewhere, the edges outside ``edge_mask`` then
+        cut *after* normalising, as the GCN's ``edge_cut``: a window's slice of the whole
+        graph's coefficients gives the window's block of the whole graph's matrix, the one
+        its encoder used (:meth:`cut_window_loss`)."""
         n = z.shape[0]
-        edge_coef, self_coef = graphs.gcn_normalization(
-            graph.senders,
-            graph.receivers,
-            n,
-            edge_mask=edge_mask,
-            add_self_loops=self.hp.self_loop_weight,
-        )
+        if coefs is None:
+            edge_coef, self_coef = self.coefficients(graph, n, edge_mask)
+        else:
+            edge_coef, self_coef = coefs
+            if edge_mask is not None:
+                edge_coef = jnp.where(edge_mask, edge_coef, jnp.zeros((), edge_coef.dtype))
         messages = edge_coef[:, None].astype(z.dtype) * graphs.gather_nodes(z, graph.senders)
         out = graphs.aggregate_edges(messages, graph.receivers, n)
         return out + self_coef[:, None].astype(z.dtype) * z
@@ -326,6 +357,9 @@ class MVGRLMix(MVGRL):
         over the windows, and the diversity loss over all windows' rows."""
         size = ids.shape[1]
         graph = inputs.graph
+        # propagate: the whole graph's P, as the window's encoder (embed_window) propagates
+        n = graph.nodes.shape[0]
+        whole = self.coefficients(graph, n) if self.hp.mixing == "propagate" else None
 
         def window(start, k):
             z_a, z_b = model.embed_window(inputs, start, size)
@@ -333,7 +367,10 @@ class MVGRLMix(MVGRL):
                 graph.senders, graph.receivers, start, size
             )
             local = graph._replace(senders=senders, receivers=receivers)
-            hard = self.branch(model, z_a, local, k, inside, train=True)
+            coefs = None
+            if whole is not None:  # the window's rows of the self loops' coefficients
+                coefs = (whole[0], jax.lax.dynamic_slice_in_dim(whole[1], start, size))
+            hard = self.branch(model, z_a, local, k, inside, train=True, coefs=coefs)
             return objective(hard, z_b), z_a
 
         per_window, z_a = jax.vmap(window)(ids[:, 0], jax.random.split(key, ids.shape[0]))
@@ -361,60 +398,3 @@ class MVGRLMix(MVGRL):
         if self.hp.eval_features == "encoder":
             return (z_a if model.a_act is None else model.a_act(z_a)) + z_b
         return self.branch(model, z_a, inputs.graph, jax.random.key(EVAL_KEY)) + z_b
-
-
-@register
-class GRACEMix(GRACE):
-    """GRACE + mp-mix (m-Mix Table 4): GRACE with its first view's node embeddings mixed.
-
-    Everything as :class:`jaxcl.methods.GRACE` (two views by edge dropping and feature
-    masking, a GCN, the head ``fc2(ELU(fc1(.)))``, GRACE's loss), except that the first
-    view's embeddings ``z_1`` are replaced by their hard negatives before the head: mixed
-    among each node's neighbours that the view kept (m-mix-wp; ``mixing`` as
-    :class:`MVGRLMix`, by default mp-mix with the diversity loss, weight ``diversity``).
-    GRACE's head is the MLP ``g`` that follows the mixing (Eq. 7), so only mp-mix's
-    projections ``p_m``, ``p_n`` are added (on the model, beside encoder and head).
-    Evaluation is GRACE's: the encoder's embeddings of the unaugmented graph. With
-    ``windows`` (GRACE's) the mixing runs over the whole graph and the loss over the windows.
-    """
-
-    name = "grace_mmix"
-    defaults = {
-        **GRACE.defaults,
-        "mixing": "mp",
-        "self_weight": 0.2,
-        "diversity": 1.0,
-    }
-
-    def __init__(self, config):
-        super().__init__(config)
-        check_mixing(self.name, self.hp)
-
-    def build(self, spec, rngs):
-        model = super().build(spec, rngs)
-        width = self.config.model.encoder_width
-        return GRACEMixModel(model.encoder, model.head, width, mp=self.hp.mixing == "mp", rngs=rngs)
-
-    def loss(self, model, batch, key, extra):
-        k_views, k_mix = jax.random.split(key)
-        z1, z2, m1, graph = self.encode_views(model, batch, k_views)
-        edges = dict(senders=graph.senders, receivers=graph.receivers, edge_mask=m1)
-        k_mix, ids = draw_windows(self.hp, k_mix, z1.shape[0])
-        hard = mix_with(self.hp, model, z1, k_mix, **edges)
-
-        def objective(a, b):
-            return losses.nt_xent(model.head(a), model.head(b), temperature=self.hp.temperature)
-
-        contrast = over_windows(objective, hard, z2, ids)
-        return with_diversity(self.hp, model, z1, contrast, {"contrast": contrast})
-
-
-class GRACEMixModel(models.ContrastiveModel):
-    """GRACE's encoder and head, and mp-mix's projections ``p_m``, ``p_n``."""
-
-    def __init__(self, encoder, head, width: int, *, mp: bool, rngs: nnx.Rngs):
-        super().__init__(encoder, head)
-        self.p_m = _square(width, rngs) if mp else None
-        self.p_n = _square(width, rngs) if mp else None
-
-    projections = MixHead.projections

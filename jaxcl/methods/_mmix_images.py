@@ -8,6 +8,7 @@ import jax.numpy as jnp
 from jaxcl import losses, mixers
 from jaxcl.methods._base import Batch, check_choice, register
 from jaxcl.methods._images import IMAGE_VIEW_DEFAULTS, SimCLR, simclr_views
+from jaxcl.methods._mmix import check_read
 
 
 @register
@@ -53,6 +54,7 @@ class SimCLRMix(SimCLR):
                 f"config.method.threshold = {self.hp.threshold!r}: expected a cosine in "
                 "[-1, 1] (-1: no threshold)"
             )
+        check_read(self.name, self.hp, self.defaults)  # binary-mix has no C (self_weight)
 
     def mix(self, z: jnp.ndarray) -> jnp.ndarray:
         """The hard negatives of the first view's embeddings (partners: the whole batch)."""

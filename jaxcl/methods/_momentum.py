@@ -62,7 +62,14 @@ from jaxcl import augment, losses, models
 from jaxcl.methods._base import Batch, Method, build_encoder, register
 from jaxcl.methods._images import IMAGE_VIEW_DEFAULTS, ImageViewsMethod, simclr_views
 from jaxcl.methods._imix import check_imix, imix_mix
-from jaxcl.methods._queue import enqueue, queue_filled, queue_init, queue_mask, queue_specs
+from jaxcl.methods._queue import (
+    check_queue_size,
+    enqueue,
+    queue_filled,
+    queue_init,
+    queue_mask,
+    queue_specs,
+)
 
 
 def _check_momentum(key, value):
@@ -148,12 +155,7 @@ class MoCo(ImageViewsMethod):
     def __init__(self, config):
         super().__init__(config)
         _check_momentum("momentum", self.hp.momentum)
-        size = self.hp.queue_size
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise ValueError(
-                f"config.method.queue_size = {size!r}: expected an int >= 1 (the number of "
-                "past keys kept as negatives)"
-            )
+        check_queue_size(self.name, config)
         _check_groups(self.name, self.hp, config)
 
     def build(self, spec, rngs):
@@ -220,7 +222,7 @@ class IMixMoCo(MoCo):
 
     def __init__(self, config):
         super().__init__(config)
-        check_imix(self.hp)
+        check_imix(self.hp, method=self.name)
 
     def queries(self, key, a):
         return imix_mix(key, a, self.hp)
@@ -367,7 +369,7 @@ class IMixBYOL(BYOL):
 
     def __init__(self, config):
         super().__init__(config)
-        check_imix(self.hp)
+        check_imix(self.hp, method=self.name)
 
     def mix(self, key, a, b):
         k_a, k_b = jax.random.split(key)

@@ -13,7 +13,7 @@ import optax
 from absl import logging
 
 from jaxcl import graphs, models
-from jaxcl.methods._base import Method, check_choice, register
+from jaxcl.methods._base import Method, check_choice, check_range, register
 from jaxcl.methods._windows import check_windows, draw_windows
 
 
@@ -96,7 +96,8 @@ class MVGRL(Method):
     (Eq. 3), computed once on the host by :func:`jaxcl.graphs.ppr_diffusion` (exactly for
     graphs up to 4096 nodes; entries below ``ppr_eps`` dropped). ``diffusion='dense'``
     multiplies by the dense ``S`` as MVGRL's code does; ``'sparse'`` propagates along the
-    kept entries as edges (for large graphs, with ``ppr_eps > 0``). Each view has its own GCN
+    kept entries as edges (for large graphs, with ``ppr_eps > 0``; or the entries
+    ``ppr_match_degree`` keeps, with ``ppr_eps = 0``). Each view has its own GCN
     (``config.model.encoder_depth`` layers of ``encoder_width``, PReLU; MVGRL's node model is
     one layer of 512). The summary of a view is ``sigmoid(mean of its node embeddings)``; a
     bilinear discriminator scores nodes of one view against the summary of the other,
@@ -156,16 +157,17 @@ class MVGRL(Method):
             raise ValueError(
                 f"config.method.alpha = {self.hp.alpha!r}: expected a number in (0, 1]"
             )
-        if self.hp.ppr_eps < 0 or (self.hp.diffusion == "sparse" and self.hp.ppr_eps == 0):
+        check_range(self.name, self.hp, "ppr_eps", 0.0)
+        # (ppr_match_degree thresholds the exact S itself: then sparse needs no ppr_eps)
+        sparse = self.hp.diffusion == "sparse" and not self.hp.ppr_match_degree
+        if sparse and self.hp.ppr_eps == 0:
             raise ValueError(
-                f"config.method.ppr_eps = {self.hp.ppr_eps!r}: expected >= 0, and > 0 with "
-                "diffusion='sparse' (otherwise every pair of connected nodes is an edge)"
+                f"config.method.ppr_eps = {self.hp.ppr_eps!r}: expected > 0 with "
+                "diffusion='sparse' (otherwise every pair of connected nodes is an edge) "
+                "unless ppr_match_degree = True"
             )
-        if not self.hp.self_loop_weight > 0:
-            raise ValueError(
-                f"config.method.self_loop_weight = {self.hp.self_loop_weight!r}: expected a "
-                "number > 0 (the weight of I in the adjacency view's A + w I)"
-            )
+        # the weight of I in the adjacency view's A + w I
+        check_range(self.name, self.hp, "self_loop_weight", 0.0, low_open=True)
         check_windows(self.hp)
         check_choice(self.name, "window_edges", self.hp.window_edges, ("keep", "cut"))
         if self.hp.window_edges == "cut" and not self.hp.windows:

@@ -337,7 +337,7 @@ class MVGRLGraphMix(_TwoViews):
 
     def __init__(self, config):
         super().__init__(config)
-        check_mixing(self.name, self.hp)
+        check_mixing(self.name, self.hp, self.defaults)
         check_choice(self.name, "objective", self.hp.objective, OBJECTIVES)
         check_choice(self.name, "eval_features", self.hp.eval_features, EVAL_FEATURES)
         if self.hp.objective == "graph" and self.hp.diversity:

@@ -7,7 +7,14 @@ import jax
 import jax.numpy as jnp
 
 from jaxcl import losses
-from jaxcl.methods._base import Batch, Method, build_encoder, check_choice, register
+from jaxcl.methods._base import (
+    Batch,
+    Method,
+    build_encoder,
+    check_choice,
+    check_range,
+    register,
+)
 from jaxcl.methods._tabular import EncoderOnly
 
 RF_METHODS = ("exact", "rff", "sorf", "positive")
@@ -19,10 +26,20 @@ _FIXED_FEATURES = 0x45534346  # "ESCF", folded into key(seed): above any step nu
 
 def check_esco(method: str, hp) -> None:
     """ValueError unless ``config.method``'s ESCo keys (``rf_method``, ``esco_negatives``)
-    name an estimator and a negative set :func:`jaxcl.losses.esco_loss` has
-    (``redraw_features`` is a bool field: the config refuses any other type)."""
+    name an estimator and a negative set :func:`jaxcl.losses.esco_loss` has, ``lam`` is a
+    finite number >= 0, ``temperature`` one > 0 and ``num_features`` an int >= 1 (read by
+    the random-feature estimators only, but refused at any estimator when it is not a
+    count; ``redraw_features`` is a bool field: the config refuses any other type)."""
     check_choice(method, "rf_method", hp.rf_method, RF_METHODS)
     check_choice(method, "esco_negatives", hp.esco_negatives, losses.ESCO_NEGATIVES)
+    check_range(method, hp, "lam", 0.0)
+    check_range(method, hp, "temperature", 0.0, low_open=True)
+    d = hp.num_features
+    if isinstance(d, bool) or not isinstance(d, int) or d < 1:
+        raise ValueError(
+            f"config.method.num_features = {d!r}: expected an int >= 1 (the random "
+            f"frequencies of rf_method={hp.rf_method!r}) ({method})"
+        )
 
 
 def esco_objective(hp, z_a, z_b, key, seed: int):

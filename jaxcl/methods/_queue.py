@@ -55,6 +55,28 @@ def queue_init(size: int, dim: int, *, dtype=jnp.float32) -> dict[str, jax.Array
     }
 
 
+def check_queue_size(method: str, config) -> None:
+    """ValueError unless ``config.method.queue_size`` is an int >= 1 and a multiple of
+    ``config.train.batch_size``. :func:`enqueue` writes each of the ``n`` devices' ``batch /
+    n`` rows of a batch into its ring of ``queue_size / n`` rows, which must hold a whole
+    number of them: ``(queue_size / n) % (batch / n) == 0``, i.e. ``queue_size % batch == 0``
+    whatever ``n`` (the trainer requires ``n`` to divide the batch). Checked when the method
+    is built, not at its first step."""
+    size = config.method.queue_size
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ValueError(
+            f"config.method.queue_size = {size!r}: expected an int >= 1 (the number of past "
+            f"embeddings kept as negatives) ({method})"
+        )
+    batch = config.get("train", {}).get("batch_size")
+    if isinstance(batch, int) and not isinstance(batch, bool) and batch > 0 and size % batch:
+        raise ValueError(
+            f"config.method.queue_size = {size}: expected a multiple of config.train."
+            f"batch_size = {batch} (each device's ring of queue_size / n rows takes its "
+            f"batch_size / n rows per step, n devices) ({method})"
+        )
+
+
 def queue_specs(axis: str = "data") -> dict[str, P]:
     """The queue's layout for ``Method.extra_specs``: rows split over ``axis``."""
     return {"keys": P(axis), "ptr": P(), "filled": P()}

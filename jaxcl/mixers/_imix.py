@@ -75,8 +75,7 @@ def imix_mixup(key: jax.Array, x: jax.typing.ArrayLike, *, alpha, per_sample: bo
     checks.prng_key(fn, "key", key)
     x = sample_batch(fn, x, min_batch=1)
     checks.positive(fn, "alpha", alpha)
-    if not isinstance(per_sample, bool):
-        checks.fail(fn, f"`per_sample` must be True or False, got {per_sample!r}")
+    per_sample = checks.boolean(fn, "per_sample", per_sample)
     lam_key, perm_key = jax.random.split(key)
     if per_sample:
         lam = jax.random.beta(lam_key, alpha, alpha, (x.shape[0],), dtype=jnp.float32)

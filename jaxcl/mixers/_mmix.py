@@ -78,8 +78,7 @@ def _common_args(fn, z, senders, receivers, edge_mask, where, block_size, temper
 
 
 def _check_slabs(fn: str, slabs, senders) -> bool:
-    if not isinstance(slabs, bool):
-        checks.fail(fn, f"`slabs` must be True or False, got {slabs!r}")
+    slabs = checks.boolean(fn, "slabs", slabs)
     if slabs and senders is None:
         checks.fail(fn, "`slabs=True` lays out the -wp edges: give `senders` and `receivers`")
     return slabs
@@ -88,7 +87,8 @@ def _check_slabs(fn: str, slabs, senders) -> bool:
 def _dropped(fn: str, rule, dropout, dropout_key):
     """``rule`` with ``dropout`` of its weights dropped (:func:`_paths.with_dropout`)."""
     checks.in_range(fn, "dropout", dropout, 0.0, 1.0, high_open=True)
-    if not dropout:
+    rate = checks.concrete_array(dropout)  # None when traced: then taken as switched on
+    if rate is not None and not rate:
         return rule
     if dropout_key is None:
         checks.fail(fn, f"`dropout` = {dropout!r} draws its masks from `dropout_key`: give one")

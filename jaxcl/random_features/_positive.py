@@ -9,6 +9,7 @@ import math
 import jax
 import jax.numpy as jnp
 
+from jaxcl import _checks
 from jaxcl.random_features._common import check_draw, check_dtype, feature_map, omega_of, project
 
 
@@ -57,7 +58,8 @@ def draw_positive(
       dim: input dimension ``d``.
       num_features: number of directions ``D`` (the feature map has ``D`` entries).
       orthogonal: draw block-orthogonal directions instead of i.i.d. ones.
-      dtype: floating dtype of ``omega``.
+      dtype: floating dtype of ``omega`` (bfloat16 and float16 are drawn in float32 and
+        rounded once; float64, with x64 on, is drawn and orthogonalised in float64).
 
     Returns:
       ``PositiveParams`` with ``omega: [dim, num_features]``.
@@ -76,19 +78,19 @@ def draw_positive(
     fn = "draw_positive"
     dim, num_features = check_draw(fn, key, dim, num_features)
     dtype = check_dtype(fn, dtype)
-    if not orthogonal:
+    if not _checks.boolean(fn, "orthogonal", orthogonal):
         return PositiveParams(omega=jax.random.normal(key, (dim, num_features), dtype))
     num_blocks = -(-num_features // dim)
     key_q, key_norm = jax.random.split(key)
-    # QR is not implemented for bfloat16/float16; draw in float32 and cast once.
-    gaussian = jax.random.normal(key_q, (num_blocks, dim, dim), jnp.float32)
+    # QR is not implemented for bfloat16/float16: draw in float32 (float64 stays float64, so
+    # that float64 columns are orthogonal to float64 rounding) and cast once.
+    work = jnp.promote_types(dtype, jnp.float32)
+    gaussian = jax.random.normal(key_q, (num_blocks, dim, dim), work)
     q, r = jnp.linalg.qr(gaussian)
     # Without this sign correction Q is not Haar distributed (LAPACK fixes diag(R) >= 0 only
     # up to convention), and its columns would not be uniform on the sphere.
     q = q * jnp.sign(jnp.diagonal(r, axis1=-2, axis2=-1))[:, None, :]
-    norms = jnp.linalg.norm(
-        jax.random.normal(key_norm, (num_blocks, dim, dim), jnp.float32), axis=-2
-    )
+    norms = jnp.linalg.norm(jax.random.normal(key_norm, (num_blocks, dim, dim), work), axis=-2)
     blocks = q * norms[:, None, :]
     omega = jnp.transpose(blocks, (1, 0, 2)).reshape(dim, num_blocks * dim)[:, :num_features]
     return PositiveParams(omega=omega.astype(dtype))

@@ -94,15 +94,45 @@ def draw_sorf(key: jax.Array, dim: int, num_features: int, *, norms: str = "fixe
     return SORFParams(signs=signs, dim=dim, num_features=num_features, scales=scales)
 
 
-def _check_params(fn: str, params) -> SORFParams:
+def _check_params(fn: str, params, name: str = "params") -> SORFParams:
+    """SORFParams whose fields agree (as ``draw_sorf`` makes them); ``name``: the argument."""
     signs = getattr(params, "signs", None)
     if signs is None or jnp.ndim(signs) != 3 or jnp.shape(signs)[1] != 3:
         _checks.fail(
             fn,
-            "`params` must be SORFParams with signs [num_blocks, 3, padded_dim], got "
-            f"{type(params).__name__}",
+            f"`{name}` must be SORFParams with signs [num_blocks, 3, padded_dim], got "
+            f"{type(params).__name__}" + ("" if signs is None else f" with signs {_shape(signs)}"),
+        )
+    num_blocks, _, padded_dim = jnp.shape(signs)
+    dim, num = getattr(params, "dim", None), getattr(params, "num_features", None)
+    for field, value in (("dim", dim), ("num_features", num)):
+        if not _checks.is_integer(value) or value <= 0:
+            _checks.fail(fn, f"`{name}.{field}` must be a positive integer, got {value!r}")
+    if padded_dim & (padded_dim - 1) or padded_dim < dim:
+        _checks.fail(
+            fn,
+            f"`{name}.signs` must be [num_blocks, 3, padded_dim] with padded_dim a power of two "
+            f">= dim={dim}, got shape {_shape(signs)}",
+        )
+    if num > num_blocks * padded_dim:
+        _checks.fail(
+            fn,
+            f"`{name}.num_features`={num} exceeds the {num_blocks} x {padded_dim} projections "
+            f"of `{name}.signs` (shape {_shape(signs)}); need num_features <= "
+            f"{num_blocks * padded_dim}",
+        )
+    scales = getattr(params, "scales", None)
+    if scales is not None and _shape(scales) != (num_blocks, padded_dim):
+        _checks.fail(
+            fn,
+            f"`{name}.scales` must be None or of shape (num_blocks, padded_dim) = "
+            f"{(num_blocks, padded_dim)} like signs[:, 0], got shape {_shape(scales)}",
         )
     return params
+
+
+def _shape(x) -> tuple[int, ...]:
+    return tuple(jnp.shape(x))
 
 
 def _chain(z: jax.Array, params: SORFParams, temperature) -> jax.Array:

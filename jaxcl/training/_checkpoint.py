@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 
 import numpy as np
@@ -21,14 +22,64 @@ def _root(workdir: str) -> epath.Path:
     return path if "://" in workdir else epath.Path(os.path.abspath(workdir))
 
 
-def check_resumable(workdir: str, batch_size: int | None) -> None:
-    """ConfigError if ``workdir`` holds a checkpoint written with a batch other than
-    ``batch_size``: a run's steps, the epoch each falls in, its schedule and its evaluation
-    history are counted in batches of the written size, so resuming with another would shift
-    them all. Reads the newest checkpoint's metadata only (nothing is written), before the run
-    touches the workdir. Reading a finished run (``load_run``) is not affected."""
+# Config keys a resumed (or rerun) run may change: how it is scored, laid out, logged and
+# checkpointed, and where its data lie. Every other key shapes the run's trajectory, which a
+# checkpoint continues, so it must match the checkpoint's (``check_resumable``).
+_FREE_TO_CHANGE = (
+    "eval.",
+    "mesh.",
+    "repeats",
+    "data.data_dir",
+    "data.workers",
+    "train.batch_size",  # checked apart, with its own message
+    "train.checkpoint_every_steps",
+    "train.keep_checkpoints",
+    "train.log_every_steps",
+    "train.knn_every_epochs",
+    "train.eval_every_epochs",
+    "train.reuse_host_memory",
+    "train.eigen_cpu_convolutions",
+)
+
+
+def run_settings(config) -> dict:
+    """The config's keys that shape a run's trajectory (all but ``_FREE_TO_CHANGE``), dotted
+    and flattened, with JSON values: saved with each checkpoint. ``config``: a ConfigDict or
+    a saved ``config.json``'s dict."""
+    out = {}
+
+    def walk(node, prefix):
+        for key, value in node.items():
+            name = f"{prefix}{key}"
+            if isinstance(value, dict):
+                walk(value, name + ".")
+            elif not any(
+                name == f or (f.endswith(".") and name.startswith(f)) for f in _FREE_TO_CHANGE
+            ):
+                out[name] = value
+
+    if not isinstance(config, dict):
+        config = json.loads(config.to_json_best_effort())
+    walk(config, "")
+    return out
+
+
+def check_resumable(
+    workdir: str, batch_size: int | None, settings: dict | None = None, previous=None
+) -> None:
+    """ConfigError if ``workdir`` holds a checkpoint that this run cannot continue: one
+    written with a batch other than ``batch_size`` (a run's steps, the epoch each falls in,
+    its schedule and its evaluation history are counted in batches of the written size, so
+    resuming with another would shift them all), or by a run whose ``run_settings`` differ
+    from ``settings`` in a key both have (a changed seed, method, model, optimiser or data set
+    would have the rerun continue, or just report, another run's state). ``train.epochs`` may
+    grow, to train a run longer (the schedule is then laid out again over the new length, and
+    the run goes on from the step reached); it may not shrink. Reads the newest
+    checkpoint's metadata only (nothing is written), before the run touches the workdir.
+    Reading a finished run (``load_run``) is not affected. ``previous``: the workdir's saved
+    ``config.json`` (as a dict), checked against for checkpoints that carry no settings."""
     directory = _root(workdir) / "checkpoints"
-    if batch_size is None or not directory.exists():
+    if not directory.exists():
         return
     manager = ocp.CheckpointManager(
         directory, options=ocp.CheckpointManagerOptions(create=False, read_only=True)
@@ -38,14 +89,40 @@ def check_resumable(workdir: str, batch_size: int | None) -> None:
         written = None if step is None else manager.metadata(step).custom_metadata or {}
     finally:
         manager.close()
-    batch = (written or {}).get("batch_size")  # checkpoints from before 2026-11-30: none
-    if batch is not None and batch != batch_size:
+    written = written or {}
+    batch = written.get("batch_size")  # checkpoints from before 2026-11-30: none
+    if batch_size is not None and batch is not None and batch != batch_size:
         raise ConfigError(
             f"config.train.batch_size = {batch_size}: the checkpoint of step {step} in "
             f"{directory} was written with a batch of {batch}, and a run's steps, epochs and "
             f"learning-rate schedule are counted in its batches: resume with "
             f"train.batch_size = {batch}, or use a new --workdir"
         )
+    saved = written.get("settings")
+    if not saved:  # checkpoints from before 2026-11-30 carry none: the run's saved config
+        saved = run_settings(previous) if previous else None
+    if not saved or settings is None:
+        return
+    changed = []
+    for key in sorted(set(saved) & set(settings)):
+        was, now = saved[key], settings[key]
+        if was == now or (key == "train.epochs" and _longer(was, now)):
+            continue
+        changed.append(f"{key}: {was!r} -> {now!r}")
+    if changed:
+        raise ConfigError(
+            f"{directory}: the checkpoint of step {step} was written by a run with other "
+            f"settings ({'; '.join(changed)}), and a rerun continues (or, when finished, "
+            "reports) that run: rerun with its settings, or use a new --workdir. A rerun may "
+            "change only train.epochs (upwards) and "
+            + ", ".join(f + "*" if f.endswith(".") else f for f in _FREE_TO_CHANGE)
+        )
+
+
+def _longer(was, now) -> bool:
+    """Whether ``train.epochs`` went from ``was`` to a larger ``now`` (both numbers)."""
+    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (was, now))
+    return numbers and now > was
 
 
 class Checkpointer:
@@ -57,9 +134,10 @@ class Checkpointer:
     """
 
     def __init__(self, workdir: str, *, every_steps: int, keep: int, layout: dict | None = None):
-        """``layout``: ``{'data_devices': n, 'batch_size': b}`` of this run, saved with each
-        checkpoint; a checkpoint saved with other data devices has its memory queues laid
-        out again for this run's on restore (``jaxcl.methods.relayout_queues``)."""
+        """``layout``: ``{'data_devices': n, 'batch_size': b, 'settings': run_settings(..)}``
+        of this run, saved with each checkpoint (``check_resumable`` reads it); a checkpoint
+        saved with other data devices has its memory queues laid out again for this run's on
+        restore (``jaxcl.methods.relayout_queues``)."""
         self.layout = dict(layout or {})
         self.directory = _root(workdir) / "checkpoints"
         self.manager = ocp.CheckpointManager(

@@ -330,6 +330,14 @@ def validate(config: ml_collections.ConfigDict) -> None:
             "False with eval.linear_augment = True (the augmented probe trains on fresh crops "
             "every epoch and has no cached training features to standardise)",
         )
+    model = config.get("model", {})
+    if model.get("base_width", 0) and model.get("width_multiplier", 1) != 1:
+        fail(
+            "model.base_width",
+            model.base_width,
+            f"0 with model.width_multiplier = {model.width_multiplier} (the first stage is "
+            "64 * width_multiplier channels wide, or base_width when > 0: give one)",
+        )
     method_cls = methods.get(config.method.name)
     for path, value in _walk(config.method, "method."):
         default = method_cls.defaults.get(path.split(".", 1)[1])

@@ -9,6 +9,9 @@ import numbers
 
 from jaxcl import models, optim
 from jaxcl.data._graph_build import NODE_FEATURE_KINDS
+from jaxcl.models._alexnet import REPRESENTATIONS as ALEXNET_REPRESENTATIONS
+from jaxcl.models._resnet import STAGES as RESNET_STAGES
+from jaxcl.models._resnet import STEMS as RESNET_STEMS
 from jaxcl.training._errors import ConfigError
 
 
@@ -101,6 +104,13 @@ CHECKS = {
     "model.encoder_out_dim": _positive_int,
     "model.gin_kernel_init": lambda p, v: _choice(p, v, ("lecun_normal", "glorot_uniform")),
     "model.gin_sparse_layout": lambda p, v: _choice(p, v, ("auto", "on", "off")),
+    "model.resnet_depth": lambda p, v: _choice(p, v, sorted(RESNET_STAGES)),
+    "model.resnet_stem": lambda p, v: _choice(p, v, RESNET_STEMS),
+    "model.width_multiplier": _positive_int,
+    "model.base_width": _nonnegative_int,
+    "model.zero_init_residual": flag,
+    "model.representation": lambda p, v: _choice(p, v, ALEXNET_REPRESENTATIONS),
+    "model.alexnet_width": _positive,
     "optim.schedule": lambda p, v: _choice(p, v, optim.SCHEDULES),
     "optim.lr": _positive,
     "optim.weight_decay": _nonnegative,
@@ -139,6 +149,7 @@ CHECKS = {
     "eval.linear_optimizer": lambda p, v: _choice(p, v, ("lars", "adam", "sgd")),
     "eval.linear_trust_ratio": flag,
     "eval.linear_standardize": flag,
+    "eval.linear_augment": flag,
     "eval.knn_k": _positive_int,
     "eval.knn_max_train": _positive_int,
     "eval.graph_protocol": lambda p, v: _choice(p, v, ("linear", "svm")),

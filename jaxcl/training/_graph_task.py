@@ -185,6 +185,7 @@ class GraphClassificationTask:
             self.ds = data_lib.with_degree_features(self.ds)
         self.name = config.data.name
         self.spec = methods.DataSpec("graph", self.ds.num_features, self.ds.num_classes)
+        _task.check_folds(config.eval.folds, self.ds.labels, self.name)
         batch_size, self.shards = config.train.batch_size, mesh.size
         if batch_size % self.shards:
             raise ConfigError(
@@ -250,6 +251,33 @@ class GraphClassificationTask:
         on_curve = bool(every) and (epoch - 1) % every == 0
         return on_curve or self._last_epoch(epoch)
 
+    def check_history(self, history, upto_epoch: int) -> None:
+        """ConfigError before a run (or rerun) goes on when its score would average
+        evaluations it can no longer make: epochs up to ``upto_epoch`` (the restored one)
+        evaluated with other eval settings, or not at all (``upto_epoch`` itself, unevaluated,
+        is made up)."""
+        if not self.method.pretrains:
+            return
+        wanted = [e for e in range(1, self.config.train.epochs + 1) if self._last_epoch(e)]
+        if len(wanted) < 2:  # one epoch: the last parameters are evaluated at the end
+            return
+        have = {h["epoch"] for h in history.entries}
+        lost = [
+            e for e in wanted
+            if e <= upto_epoch and e not in have and (e < upto_epoch or history.recorded(e))
+        ]  # fmt: skip
+        if not lost:
+            return
+        kept = sorted(have & set(wanted))
+        raise ConfigError(
+            f"eval.last_epochs = {self.config.eval.last_epochs}: the score is the mean of "
+            f"epochs {wanted[0]}-{wanted[-1]}'s evaluations, made during training, and only "
+            f"epochs {kept} of them are recorded with this run's eval settings (changed since, "
+            "or the history removed), while only the latest checkpoint's parameters are left "
+            "to evaluate. Rerun with the eval settings the run was trained with, with "
+            "eval.last_epochs = 1, or in a new --workdir"
+        )
+
     def _last_epoch(self, epoch: int) -> bool:
         """Whether ``epoch`` is one of the last ``eval.last_epochs`` (those averaged)."""
         return epoch > self.config.train.epochs - self.config.eval.last_epochs
@@ -309,6 +337,7 @@ class GraphClassificationTask:
         they are not the last (early stopping's best), default the last ``eval.last_epochs``."""
         curve = [h for h in history if "cv_top1" in h]
         if epoch is None:
+            # all of them: check_history refused the run before it began otherwise
             last = [h for h in curve if self._last_epoch(h["epoch"])]
         else:
             last = [h for h in curve if h["epoch"] == epoch][-1:]

@@ -203,8 +203,9 @@ class Progress:
     """Prints ``step/total, loss, examples per second, ETA`` lines on process 0.
 
     Rates are of training alone: time in evaluations between steps is left out (``pause``),
-    and the ETA starts from the second window (the first holds the compilation), so it does
-    not count the evaluations still to come.
+    and the first window after a (re)start, which holds the compilation, is neither logged
+    as a rate nor counted in the ETA, which starts from the second window (nor does the ETA
+    count the evaluations still to come).
     """
 
     def __init__(self, name: str, total_steps: int, batch_size: int, start_step: int = 0):
@@ -230,7 +231,7 @@ class Progress:
             self.windows += 1
             if self.windows > 1:  # the first window's rate holds the compile
                 self.rate = rate if self.rate is None else 0.7 * self.rate + 0.3 * rate
-            rates = {"steps_per_sec": rate, "examples_per_sec": rate * self.batch_size}
+                rates = {"steps_per_sec": rate, "examples_per_sec": rate * self.batch_size}
         self.last_step, self.last_time = step, now
         if jax.process_index() == 0:
             # The metric writer logs every metric; this line adds position and time.

@@ -83,11 +83,14 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> dict:
         _host.eigen_cpu_convolutions()
     _mesh.maybe_initialize_distributed()
     # Before the workdir is touched: more data devices than exist, or a resume with another
-    # batch than the checkpoint's, is a config error.
+    # batch or other settings than the checkpoint's, is a config error.
     mesh = _mesh.make_mesh(config.mesh.data)
-    if method.pretrains:
-        _checkpoint.check_resumable(workdir, config.train.get("batch_size"))
     _workdir.check_workdir(workdir)
+    previous = _workdir.saved_config(workdir)  # the last run's, before this one replaces it
+    if method.pretrains:
+        _checkpoint.check_resumable(
+            workdir, config.train.get("batch_size"), _checkpoint.run_settings(config), previous
+        )
     _workdir.make_workdir(workdir)
     _workdir.save_config(config, workdir)
 
@@ -98,7 +101,7 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> dict:
     # (jaxcl._tracing).
     with jax.set_mesh(mesh), _tracing.cheap_sharding_probes():
         try:
-            return _run(config, workdir, method, mesh)
+            return _run(config, workdir, method, mesh, previous)
         finally:
             # grain keeps the last batch of every image pass it ran to the end (in shared
             # memory) in a reference cycle: the StopIteration it stores holds the frame of its
@@ -108,7 +111,7 @@ def train_and_evaluate(config: ml_collections.ConfigDict, workdir: str) -> dict:
             gc.collect()
 
 
-def _run(config, workdir, method, mesh) -> dict:
+def _run(config, workdir, method, mesh, previous=None) -> dict:
     run = Run.build(config, method, mesh)
     task, total_steps = run.task, run.total_steps
     steps_per_epoch = task.steps_per_epoch
@@ -149,7 +152,16 @@ def _run(config, workdir, method, mesh) -> dict:
         def logits_of(state):
             return lambda batch: eval_logits(state.params, state.model_state, batch)
 
-        history = _workdir.EvalHistory(workdir, start_step // max(1, steps_per_epoch))
+        history = _workdir.EvalHistory(
+            workdir,
+            start_step // max(1, steps_per_epoch),
+            _workdir.scoring_settings(config),
+            legacy=None if previous is None else _workdir.scoring_settings(previous),
+        )
+        # Before any evaluation or step: a task whose score averages evaluations made during
+        # training refuses a run whose recorded ones were made with other settings.
+        if hasattr(task, "check_history"):
+            task.check_history(history, start_step // max(1, steps_per_epoch))
         t_start = time.perf_counter()
         loop = _Loop(config, method, task, writer, checkpointer, workdir, total_steps, start_step)
         loop.make_up_evaluation(state, features_of, history)
@@ -265,7 +277,7 @@ class _Loop:
         overlaps it): a run killed between the two resumes past an evaluation it never
         recorded. Run it now, on the restored state, as the uninterrupted run did."""
         epoch, index = divmod(self.start, max(1, self.task.steps_per_epoch))
-        recorded = any(e["epoch"] == epoch for e in history.entries)
+        recorded = history.recorded(epoch)  # under any settings: final() scores afresh
         if self.start and not index and self.task.evaluate_at(epoch) and not recorded:
             self.evaluate(state, epoch, self.start, features_of, history)
 

@@ -96,8 +96,18 @@ def make_mesh(num_data_devices: int = -1) -> jax.sharding.Mesh:
             f"config.mesh.data = {num_data_devices}: expected -1 (all) or a count up to the "
             f"{total} devices that exist"
         )
-    devices = np.asarray(jax.devices()[:n])
-    return jax.sharding.Mesh(devices, (DATA_AXIS,))
+    devices = jax.devices()[:n]
+    processes = jax.process_count()
+    if processes > 1:  # every process feeds its share of each batch to its own devices
+        per = np.bincount([d.process_index for d in devices], minlength=processes)
+        if per.min() != per.max():
+            raise ConfigError(
+                f"config.mesh.data = {num_data_devices}: these {n} devices come "
+                f"{per.tolist()} from each of the {processes} processes, and each process "
+                "places its share of every batch on its own devices: take the same number "
+                f"from each (-1 for all {total})"
+            )
+    return jax.sharding.Mesh(np.asarray(devices), (DATA_AXIS,))
 
 
 def replicated(mesh) -> NamedSharding:

@@ -113,6 +113,7 @@ class PairedTask(RowBatches):
         self.ds = load_dataset(config.data)
         self.name = self.ds.name
         self.spec = methods.DataSpec("paired", self.ds.num_features, self.ds.num_classes)
+        _task.check_folds(config.eval.folds, self.ds.y, self.name)
         self.pairs = np.stack([self.ds.x_a, self.ds.x_b], axis=1)
         spread = relative_spread(self.ds.x)
         if spread < DEGENERATE_SPREAD:

@@ -140,7 +140,11 @@ class Run:
             workdir,
             every_steps=train.checkpoint_every_steps if pretrains else 1,
             keep=train.keep_checkpoints if pretrains else 1,
-            layout={"data_devices": self.mesh.shape["data"], "batch_size": train.get("batch_size")},
+            layout={
+                "data_devices": self.mesh.shape["data"],
+                "batch_size": train.get("batch_size"),
+                "settings": _checkpoint.run_settings(self.config),
+            },
         )
 
     def step_context(self) -> StepContext:

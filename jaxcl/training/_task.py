@@ -121,3 +121,15 @@ def make_task(config, method, mesh) -> Task:
         return TASKS[kind_of(config.data.name)].factory(config, method, mesh)
     except FileNotFoundError as err:
         raise ConfigError(f"config.data.name = {config.data.name!r}: {err}") from err
+
+
+def check_folds(folds, labels, data_name: str) -> None:
+    """ConfigError unless ``eval.folds`` stratified folds fit ``labels`` (the k-fold
+    evaluations' own check, ``num_folds``), when the task is built rather than at the first
+    evaluation, late in the run."""
+    from jaxcl.evaluation._inputs import num_folds
+
+    try:
+        num_folds(data_name, folds, labels)
+    except ValueError as err:
+        raise ConfigError(f"config.eval.folds = {folds}: {err}") from None

@@ -68,33 +68,80 @@ def _changed_keys(old: dict, new: dict, prefix: str = "") -> list[str]:
     return out
 
 
+# ``config.eval`` keys that do not change what one epoch's evaluation gives (which epochs are
+# evaluated or averaged, batching, threads, scores computed afresh at the end): left out of
+# the settings each recorded evaluation carries.
+_NOT_SCORING = frozenset(
+    {"eval_batch_size", "last_epochs", "curve_every_epochs", "edit_nodes", "edit_graphs",
+     "node_every_epochs", "node_clustering", "svm_jobs"}
+)  # fmt: skip
+
+
+def scoring_settings(config) -> dict:
+    """The ``config.eval`` keys a recorded evaluation depends on, with JSON values; ``config``
+    a ConfigDict or a saved ``config.json``'s dict."""
+    if isinstance(config, ml_collections.ConfigDict):
+        config = json.loads(config.to_json_best_effort())
+    return {k: v for k, v in (config.get("eval") or {}).items() if k not in _NOT_SCORING}
+
+
+def saved_config(workdir: str) -> dict | None:
+    """``workdir/config.json`` as saved by the run before this one (None if absent)."""
+    path = epath.Path(workdir) / "config.json"
+    try:
+        return json.loads(path.read_text()) if path.exists() else None
+    except json.JSONDecodeError:
+        return None
+
+
 class EvalHistory:
     """The per-epoch evaluations of a run, in ``workdir/eval_history.json`` (process 0 writes).
 
     On resume, the entries of epochs up to the restored one are kept (and the file rewritten
     without the later ones), so the final results (e.g. the mean over the last epochs'
     evaluations) are those of an uninterrupted run; the trainer makes up the restored
-    epoch's own evaluation if a kill left it unrecorded.
+    epoch's own evaluation if a kill left it unrecorded. Each entry carries the evaluation
+    settings it was made with (``scoring_settings``; entries from before that are taken as
+    made with ``legacy``, the settings of the workdir's saved config); ``entries`` are those
+    whose settings agree with this run's in every key both have, so a run scored with other
+    settings does not report the old settings' scores.
     """
 
-    def __init__(self, workdir: str, upto_epoch: int):
+    def __init__(self, workdir, upto_epoch, settings=None, legacy=None):
         self.path = epath.Path(workdir) / "eval_history.json"
-        self.entries: list[dict] = []
+        self.settings, self.legacy = settings, legacy
+        self.all: list[dict] = []
         if self.path.exists():
             saved = json.loads(self.path.read_text())
-            self.entries = [h for h in saved if h["epoch"] <= upto_epoch]
-            if len(self.entries) < len(saved):  # a killed run's later epochs: not this run's
+            self.all = [h for h in saved if h["epoch"] <= upto_epoch]
+            if len(self.all) < len(saved):  # a killed run's later epochs: not this run's
                 self._write()
+
+    def _matches(self, entry: dict) -> bool:
+        made = entry.get("eval", self.legacy)
+        if made is None or self.settings is None:
+            return True
+        return all(made[k] == self.settings[k] for k in set(made) & set(self.settings))
+
+    @property
+    def entries(self) -> list[dict]:
+        """The entries made with this run's evaluation settings."""
+        return [h for h in self.all if self._matches(h)]
+
+    def recorded(self, epoch: int) -> bool:
+        """Whether ``epoch`` was evaluated, under any settings."""
+        return any(h["epoch"] == epoch for h in self.all)
 
     def _write(self) -> None:
         # Atomically (a new file renamed over the old): other processes may be reading it.
         if jax.process_index() == 0:
             partial = self.path.parent / (self.path.name + ".partial")
-            partial.write_text(json.dumps(self.entries, indent=2))
+            partial.write_text(json.dumps(self.all, indent=2))
             partial.replace(self.path)
 
     def append(self, epoch: int, scores: dict) -> None:
-        self.entries.append({"epoch": epoch, **scores})
+        tag = {} if self.settings is None else {"eval": self.settings}
+        self.all.append({"epoch": epoch, **scores, **tag})
         self._write()
 
 
