@@ -11,6 +11,12 @@ bb16f69, 2026-11-28, 2 AMD EPYC cores, two runs at a time; ``python
 experiments/imix/image_table.py --tag _shuffle_bn --runs ...``,
 ``experiments/imix/results/image_table_shuffle_bn.{json,png}``):
 linear top-1 72.5 ± 1.8 (74.6 / 71.5 / 71.4), kNN top-1 65.6 ± 1.8; 8.0-8.3 min a run.
+Pretrained again at commit 6b32973 (2026-11-30, AMD EPYC Zen 4, 12.7-15.6 min of
+pretraining, cores shared): 71.9 ± 1.9 (74.18 / 70.75 / 70.89), kNN 65.7 ± 2.7; with SimCLR's
+probe (``--config.eval.linear_trust_ratio=False --config.eval.linear_standardize=False``)
+74.0 ± 1.0 (75.15 / 73.19 / 73.60). Not the record above bit for bit: grouped batch norm's
+arithmetic changed by a rounding at ff70f7d, after it (README, i-Mix's section);
+``experiments/imix/results/image_table_{recorded_probe_rerun,simclr_probe}.json``.
 6 epochs (``--config.train.epochs=6``, commit 0fd9e3c, 20 min a run): seeds 0-2 76.9 ± 0.9
 (78.0 / 76.5 / 76.3), kNN 71.5 ± 1.3 (``--tag _shuffle_bn_epochs6``).
 

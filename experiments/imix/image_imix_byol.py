@@ -14,6 +14,12 @@ linear top-1 69.3 ± 3.8 (71.8 / 71.2 / 64.9), kNN top-1 62.1 ± 3.8; against BY
 of the same seeds -2.8 / -0.3 / -6.5; 8.0 min a run. 6 epochs (``--config.train.epochs=6``,
 commit 0fd9e3c, 20 min a run): seeds 0-2 77.6 ± 0.8 (78.6 / 77.1 /
 77.2), kNN 71.7 ± 0.8: +0.6 / +0.6 / +0.9 against BYOL (``--tag _shuffle_bn_epochs6``).
+Pretrained again at commit 6b32973 (2026-11-30, AMD EPYC Zen 4, 13.0-15.9 min of
+pretraining, cores shared): 69.8 ± 1.3 (71.33 / 69.34 / 68.84), kNN 62.1 ± 0.4, -2.85 / -1.41 /
+-2.05 against BYOL's reruns; with SimCLR's probe (``--config.eval.linear_trust_ratio=False
+--config.eval.linear_standardize=False``) 73.2 ± 0.9 (74.21 / 73.04 / 72.46), -0.94 / -0.15 /
+-1.14: behind in every seed under both probes (README, i-Mix's section);
+``experiments/imix/results/image_table_{recorded_probe_rerun,simclr_probe}.json``.
 
 Earlier setups (batch norm on the heads' output layer and over the global batch; the README's
 i-Mix section has the runs with i-Mix's heads and global batch norm):
