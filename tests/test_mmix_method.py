@@ -380,6 +380,7 @@ def test_bad_settings_are_named(hp, message):
         ("mvgrl_mmix", "cora", "mix_temperature", dict(mixing="random")),
         ("mvgrl_mmix", "cora", "mix_temperature", dict(mixing="binary")),
         ("mvgrl_mmix", "cora", "mix_dropout", dict(mixing="none")),
+        ("mvgrl_mmix", "cora", "block_size", dict(mixing="none", partners="op")),
         ("grace_mmix", "cora", "self_weight", dict(mixing="mp")),
         ("mvgrl_graph_mmix", "mutag", "self_weight", dict(mixing="random")),
         ("simclr_mmix", "cifar10", "self_weight", dict(mixing="binary", threshold=-1.0)),
@@ -391,8 +392,11 @@ def test_keys_the_mixing_ignores_are_refused_away_from_their_defaults(name, data
     c.method.update(hp)
     if "diversity" in c.method:
         c.method.diversity = 0.0
-    c.method[key] = 0.5
-    with pytest.raises(ValueError, match=rf"config.method.{key} = 0.5: mixing='{c.method.mixing}'"):
+    value = 64 if key == "block_size" else 0.5
+    c.method[key] = value
+    with pytest.raises(
+        ValueError, match=rf"config.method.{key} = {value}: mixing='{c.method.mixing}'"
+    ):
         methods.get(name)(c)
     c.method[key] = methods.get(name).defaults[key]  # at the default: accepted
     methods.get(name)(c)

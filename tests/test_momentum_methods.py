@@ -391,6 +391,18 @@ def test_bad_momentum_hyperparameters_are_refused(name, key, value, match):
         training.validate(config)
 
 
+@pytest.mark.parametrize(("name", "key"), [("byol", "base_momentum"), ("moco", "momentum")])
+def test_a_bool_momentum_is_refused(name, key):
+    # a ConfigDict casts False into a float field (0.0), but a key set anew keeps the bool,
+    # which passed 0 <= False < 1 and trained with a momentum of 0
+    config = training.base_config("cifar10", name)
+    with config.unlocked():
+        del config.method[key]
+        config.method[key] = False
+    with pytest.raises(ValueError, match=rf"config.method.{key} = False: expected a number"):
+        methods.get(name)(config)
+
+
 @pytest.mark.parametrize("name", ["moco", "imix_moco"])
 def test_queue_size_must_be_a_multiple_of_the_batch_when_built(name):
     # enqueue needs each device's ring (queue_size / n rows) to take whole batches of its

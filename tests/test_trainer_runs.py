@@ -96,6 +96,10 @@ def test_rerun_resumes_from_the_last_checkpoint_and_does_no_more_steps(tmp_path,
     assert again["steps"] == first["steps"] and again["final_loss"] == first["final_loss"]
     assert again["test_top1"] == first["test_top1"]
     assert again["pretrain_seconds"] < first["pretrain_seconds"]
+    # The rerun's scores equal the finished run's: the event files hold each point once.
+    for tag in ("test_top1", "knn_top1"):
+        steps, values = training.read_scalars(str(tmp_path), tag)  # float32 in the file
+        assert (steps, values) == ([first["steps"]], [pytest.approx(first[tag])]), tag
     assert not (tmp_path / "config.1.json").exists()  # same config: nothing to keep aside
     training.train_and_evaluate(_tiny(**{"train.log_every_steps": 7}), str(tmp_path))
     assert json.loads((tmp_path / "config.1.json").read_text()) == saved

@@ -61,6 +61,7 @@ READ_BY = {
     "threshold": ("mo", "mp", "binary"),  # -op's; random-mix has no similarity
     "mix_temperature": ("mo", "mp"),  # their softmax's
     "mix_dropout": ("random", "binary", "mo", "mp"),  # dropout on mixing weights
+    "block_size": ("random", "binary", "mo", "mp"),  # the dense (-op) path's row blocks
 }
 
 

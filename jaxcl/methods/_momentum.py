@@ -73,7 +73,8 @@ from jaxcl.methods._queue import (
 
 
 def _check_momentum(key, value):
-    if not 0.0 <= value < 1.0:
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if not number or not 0.0 <= value < 1.0:  # a bool (False) is no momentum
         raise ValueError(f"config.method.{key} = {value!r}: expected a number in [0, 1)")
 
 

@@ -200,15 +200,26 @@ def _run(config, workdir, method, mesh, previous=None) -> dict:
             task.final(features_of(state), logits_of(state), history.entries, **final_kw)
         )
         results["eval_seconds"] = time.perf_counter() - t_eval
-        writer.write_scalars(  # at the last step taken (early stopping: before total_steps)
-            steps_taken, {k: v for k, v in results.items() if isinstance(v, float) and "top1" in k}
-        )
+        final = {k: v for k, v in results.items() if isinstance(v, float) and "top1" in k}
+        if start_step >= total_steps:  # a rerun of a finished run: its scores are in the file
+            final = _new_scores(final, steps_taken, _workdir.saved_results(workdir))
+        # at the last step taken (early stopping: before total_steps)
+        writer.write_scalars(steps_taken, final)
     finally:  # the event file is closed on every way out, errors included
         writer.close()
     checkpointer.close()
     _workdir.write_results(workdir, results)
     logging.info("results: %s", results)
     return results
+
+
+def _new_scores(final: dict, step: int, saved: dict | None) -> dict:
+    """The final scores of ``final`` that the event files do not hold yet at ``step``: a
+    rerun of a finished run writes only the scores that differ from its ``results.json``
+    (``saved``; e.g. scored again with other ``eval.*``), not the same points a second time."""
+    if not saved or saved.get("steps") != step:
+        return final
+    return {k: v for k, v in final.items() if saved.get(k) != v}
 
 
 def _epoch_batches(task, epoch: int, index: int):

@@ -153,3 +153,13 @@ def write_json(path, value) -> None:
 
 def write_results(workdir: str, results: dict) -> None:
     write_json(epath.Path(workdir) / "results.json", results)
+
+
+def saved_results(workdir: str) -> dict | None:
+    """``workdir/results.json`` as written by the run before this one (None if absent or
+    unreadable)."""
+    path = epath.Path(workdir) / "results.json"
+    try:
+        return json.loads(path.read_text()) if path.exists() else None
+    except json.JSONDecodeError:
+        return None
