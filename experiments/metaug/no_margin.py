@@ -18,9 +18,9 @@ before their update (Algorithm 1's order since 11415b3; its conv cut rerun below
 * ``:cpu,conv`` (conv5): 78.6 ± 0.8 (79.0, 77.7, 79.2), kNN 67.8; commit e9897cf (seeds 0 and 1
   partly on cores shared with test runs), 3.4-4.9 min per seed
   (experiments/metaug/results/fashion_mnist_conv.json).
-* ``:cpu,conv`` again in Algorithm 1's order (commit d33fcc3, 2026-11-30, AMD EPYC Zen 4,
-  7.9-9.5 min of pretraining, cores shared): 78.3 ± 1.2 (77.94 / 79.55 / 77.28), kNN 66.9;
-  with SimCLR's probe (``--config.eval.linear_trust_ratio=False
+* ``:cpu,conv`` again in Algorithm 1's order (commit d33fcc3, which did not land: 5e778bb's MetAug
+  code; 2026-11-30, AMD EPYC Zen 4, 7.9-9.5 min of pretraining, cores shared): 78.3 ± 1.2 (77.94 /
+  79.55 / 77.28), kNN 66.9; with SimCLR's probe (``--config.eval.linear_trust_ratio=False
   --config.eval.linear_standardize=False``) 81.35 ± 0.69
   (experiments/metaug/results/fashion_mnist_oucl_no_margin_probe.json). fc not rerun.
 

@@ -17,11 +17,11 @@ accelerator):
 * ``:cpu,conv`` (conv5): 78.1 ± 0.4 (77.7, 78.3, 78.4), kNN 66.8; commit e9897cf (seeds 0 and 1
   partly on cores shared with test runs), 1.8-2.8 min per seed
   (experiments/metaug/results/fashion_mnist_conv.json).
-* Pretrained again at commit d33fcc3 (2026-11-30, AMD EPYC Zen 4, 1.4-2.3 min of pretraining,
-  cores shared): the records above to the digit (conv 77.73 / 78.30 / 78.39, fc 72.81 /
-  75.46 / 73.34); with SimCLR's probe (``--config.eval.linear_trust_ratio=False
-  --config.eval.linear_standardize=False``) conv 81.42 ± 0.49, fc 80.59 ± 1.00
-  (experiments/metaug/results/fashion_mnist_oucl_no_margin_probe.json).
+* Pretrained again at commit d33fcc3 (which did not land; MetAug's code is 5e778bb's; 2026-11-30,
+  AMD EPYC Zen 4, 1.4-2.3 min of pretraining, cores shared): the records above to the digit (conv
+  77.73 / 78.30 / 78.39, fc 72.81 / 75.46 / 73.34); with SimCLR's probe
+  (``--config.eval.linear_trust_ratio=False --config.eval.linear_standardize=False``) conv 81.42 ±
+  0.49, fc 80.59 ± 1.00 (experiments/metaug/results/fashion_mnist_oucl_no_margin_probe.json).
 
 Not run at paper scale (CIFAR, STL-10, Tiny ImageNet are not available here); its ResNet-50
 config runs two steps on tfds mock CIFAR-10 in tests/test_metaug.py, its Tiny ImageNet fc config
