@@ -22,7 +22,11 @@ before their update (Algorithm 1's order since 11415b3; its conv cut rerun below
   code; 2026-11-30, AMD EPYC Zen 4, 7.9-9.5 min of pretraining, cores shared): 78.3 ± 1.2 (77.94 /
   79.55 / 77.28), kNN 66.9; with SimCLR's probe (``--config.eval.linear_trust_ratio=False
   --config.eval.linear_standardize=False``) 81.35 ± 0.69
-  (experiments/metaug/results/fashion_mnist_oucl_no_margin_probe.json). fc not rerun.
+  (experiments/metaug/results/fashion_mnist_oucl_no_margin_probe.json).
+* ``:cpu,fc`` in Algorithm 1's order (commit 623e191, 2026-12-01, AMD EPYC Zen 3, 11.5-12.3 min of
+  pretraining, cores shared with test runs): 72.9 ± 0.6 (72.22 / 73.20 / 73.41), kNN 61.7; with
+  SimCLR's probe 79.85 ± 0.40 (79.39 / 80.05 / 80.10): below MetAug's fc row (80.53) and SimCLR's
+  (82.53) in every seed (same record).
 
 Not run at paper scale (CIFAR, STL-10, Tiny ImageNet are not available here); MetAug's step with
 alpha = 0; MetAug's CIFAR-10 conv and STL-10 fc configs run two steps on tfds mock data in
