@@ -169,8 +169,11 @@ def test_a_node_run_stops_and_is_scored_with_its_best_epochs_parameters(tmp_path
 
     # A rerun of the stopped run trains nothing (not one batch drawn) and reports the same.
     drawn["n"] = 0
+    written = training.read_scalars(str(tmp_path / "a"), "test_top1")
     rerun = training.train_and_evaluate(c, str(tmp_path / "a"))
     assert drawn["n"] == 0
+    # ... and writes no point to the event files a second time
+    assert training.read_scalars(str(tmp_path / "a"), "test_top1") == written
     assert {k: rerun[k] for k in ("steps", "early_stopping_best_epoch", "test_top1")} == {
         k: r[k] for k in ("steps", "early_stopping_best_epoch", "test_top1")
     }

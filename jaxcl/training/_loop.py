@@ -201,7 +201,8 @@ def _run(config, workdir, method, mesh, previous=None) -> dict:
         )
         results["eval_seconds"] = time.perf_counter() - t_eval
         final = {k: v for k, v in results.items() if isinstance(v, float) and "top1" in k}
-        if start_step >= total_steps:  # a rerun of a finished run: its scores are in the file
+        if steps_taken == start_step:  # nothing trained (a finished or early-stopped run's
+            # rerun): the scores the run wrote when it ended are in the event file already
             final = _new_scores(final, steps_taken, _workdir.saved_results(workdir))
         # at the last step taken (early stopping: before total_steps)
         writer.write_scalars(steps_taken, final)
