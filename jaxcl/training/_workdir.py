@@ -85,13 +85,18 @@ def scoring_settings(config) -> dict:
     return {k: v for k, v in (config.get("eval") or {}).items() if k not in _NOT_SCORING}
 
 
-def saved_config(workdir: str) -> dict | None:
-    """``workdir/config.json`` as saved by the run before this one (None if absent)."""
-    path = epath.Path(workdir) / "config.json"
+def _saved_json(workdir: str, name: str) -> dict | None:
+    """``workdir/name`` as written by the run before this one (None if absent or not JSON)."""
+    path = epath.Path(workdir) / name
     try:
         return json.loads(path.read_text()) if path.exists() else None
     except json.JSONDecodeError:
         return None
+
+
+def saved_config(workdir: str) -> dict | None:
+    """``workdir/config.json`` as saved by the run before this one (None if absent)."""
+    return _saved_json(workdir, "config.json")
 
 
 class EvalHistory:
@@ -156,10 +161,5 @@ def write_results(workdir: str, results: dict) -> None:
 
 
 def saved_results(workdir: str) -> dict | None:
-    """``workdir/results.json`` as written by the run before this one (None if absent or
-    unreadable)."""
-    path = epath.Path(workdir) / "results.json"
-    try:
-        return json.loads(path.read_text()) if path.exists() else None
-    except json.JSONDecodeError:
-        return None
+    """``workdir/results.json`` as written by the run before this one (None if absent)."""
+    return _saved_json(workdir, "results.json")
