@@ -5,6 +5,7 @@ at import time of this conftest (pytest imports it before any test module).
 """
 
 import os
+import pathlib
 
 _FLAG = "--xla_force_host_platform_device_count=8"
 # XLA:CPU's compile time (LLVM's optimisation passes) dominates most tests: at LLVM's
@@ -57,6 +58,27 @@ def count_batches(monkeypatch, task_class) -> dict:
 
     monkeypatch.setattr(task_class, "batches", counting)
     return drawn
+
+
+def train_once(tmp_path_factory, name: str, train) -> tuple[dict, pathlib.Path]:
+    """``(results, workdir)`` of ``train(workdir)``, run once per test session and shared by
+    the tests that compare other runs with it, on whichever pytest-xdist worker they land
+    (the workers share the base temporary folder; xdist's own ``--dist loadgroup`` does not
+    group tests under pytest 9). The first caller trains under a file lock, the others wait
+    for it and read its results, which ``train`` must return as JSON-serialisable data
+    (``from conftest import train_once``)."""
+    import fcntl
+    import json
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    workdir, done = root / name, root / f"{name}.json"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not done.exists():
+            done.write_text(json.dumps(train(str(workdir))))
+        return json.loads(done.read_text()), workdir
 
 
 def pytest_report_header(config):

@@ -8,6 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
+from conftest import train_once
 from flax import nnx
 
 from jaxcl import losses, methods, models, training
@@ -320,7 +321,28 @@ def test_rows_train_and_evaluate(tmp_path, row):
         _assert_one_write_per_step(run, state, results["steps"], config.train.batch_size)
 
 
-def test_eight_devices_give_the_one_device_run(tmp_path):
+def _one_epoch_config(devices):
+    """MetAug's quick row for one epoch (4 steps of 32 images) on ``devices`` devices."""
+    config = _config("metaug", **{"mesh.data": devices, "train.epochs": 1})
+    with config.unlocked():
+        config.eval.linear_epochs = 1
+    return config
+
+
+@pytest.fixture
+def reference_run(tmp_path_factory):
+    """The one-device run that the 8-device run and the killed-and-resumed run are compared
+    with, trained once for both: ``(config, results, workdir)``."""
+    config = _one_epoch_config(1)
+    results, workdir = train_once(
+        tmp_path_factory,
+        "metaug_one_device_run",
+        lambda workdir: training.train_and_evaluate(config, workdir),
+    )
+    return config, results, workdir
+
+
+def test_eight_devices_give_the_one_device_run(tmp_path, reference_run):
     """The second-order step with the batch (each view's batch-norm statistics over the global
     batch, the queues one ring per device) split over 8 devices ends where one device ends.
 
@@ -331,14 +353,11 @@ def test_eight_devices_give_the_one_device_run(tmp_path):
     2 of 48,142 encoder coordinates off, by one step of 1e-3; the generators within 4e-7; the
     queue rows within 1e-4.)
     """
-    runs = {}
-    for n in (1, 8):
-        config = _config("metaug", **{"mesh.data": n, "train.epochs": 1})
-        with config.unlocked():
-            config.eval.linear_epochs = 1
-        results = training.train_and_evaluate(config, str(tmp_path / str(n)))
-        runs[n] = (results, *training.load_run(config, str(tmp_path / str(n))))
-    (one, run1, s1), (eight, run8, s8) = runs[1], runs[8]
+    config1, one, workdir1 = reference_run
+    config = _one_epoch_config(8)
+    eight = training.train_and_evaluate(config, str(tmp_path))
+    run1, s1 = training.load_run(config1, str(workdir1))
+    run8, s8 = training.load_run(config, str(tmp_path))
     assert run1.mesh.shape["data"] == 1 and run8.mesh.shape["data"] == 8
     assert one["steps"] == eight["steps"] == 4
     np.testing.assert_allclose(eight["final_loss"], one["final_loss"], rtol=1e-4)
@@ -360,11 +379,11 @@ def test_eight_devices_give_the_one_device_run(tmp_path):
         assert dist.min(axis=1).max() < 1e-3
 
 
-def test_kill_and_resume_reproduces_the_uninterrupted_run(tmp_path, monkeypatch):
-    config = _config("metaug")  # its queues of 64 fill and wrap around before the kill
-    ref = training.train_and_evaluate(config, str(tmp_path / "ref"))
+def test_kill_and_resume_reproduces_the_uninterrupted_run(tmp_path, monkeypatch, reference_run):
+    # Its queues of 64 rows take 32 a step: they fill and wrap around before the kill.
+    config, ref, ref_dir = reference_run
     assert np.isfinite(ref["final_loss"]) and 0.2 < ref["test_top1"] <= 1.0
-    run, state = training.load_run(config, str(tmp_path / "ref"))
+    run, state = training.load_run(config, str(ref_dir))
     # Both optimisers stepped: the generators moved from their initial values.
     model0 = run.method.build(run.task.spec, rngs=nnx.Rngs(config.seed))
     g0 = np.asarray(model0.generators[0].out.kernel[...])
@@ -376,17 +395,17 @@ def test_kill_and_resume_reproduces_the_uninterrupted_run(tmp_path, monkeypatch)
     def crashing(self, epoch, start=0):
         for batch in original(self, epoch, start):
             seen["n"] += 1
-            if seen["n"] == 6:  # after the checkpoints of steps 2 and 4, before step 6's
+            if seen["n"] == 4:  # after step 2's checkpoint and step 3, before step 4
                 raise KeyboardInterrupt("killed")
             yield batch
 
     monkeypatch.setattr(_image_task.ImageTask, "batches", crashing)
     with pytest.raises(KeyboardInterrupt):
-        training.train_and_evaluate(config, str(tmp_path / "run"))
-    ckpts = (tmp_path / "run" / "checkpoints").iterdir()
+        training.train_and_evaluate(config, str(tmp_path))
+    ckpts = (tmp_path / "checkpoints").iterdir()
     saved = sorted(int(p.name) for p in ckpts if p.name.isdigit())  # finished saves only
-    # The trainer lets the save in flight finish when interrupted: steps 2 and 4 are there.
-    assert saved == [2, 4], saved
+    # The trainer lets the save in flight finish when interrupted: step 2's is there.
+    assert saved == [2], saved
 
     def counting(self, epoch, start=0):
         for batch in original(self, epoch, start):
@@ -394,15 +413,14 @@ def test_kill_and_resume_reproduces_the_uninterrupted_run(tmp_path, monkeypatch)
             yield batch
 
     monkeypatch.setattr(_image_task.ImageTask, "batches", counting)
-    resumed = training.train_and_evaluate(config, str(tmp_path / "run"))
-    assert seen["resumed"] == 8 - saved[-1]  # from the last checkpoint to the end (8 steps)
+    resumed = training.train_and_evaluate(config, str(tmp_path))
+    assert seen["resumed"] == 4 - saved[-1]  # from the last checkpoint to the end (4 steps)
     assert resumed["final_loss"] == ref["final_loss"]
     assert resumed["test_top1"] == ref["test_top1"]
-    a = training.load_run(config, str(tmp_path / "ref"))[1]
-    b = training.load_run(config, str(tmp_path / "run"))[1]
+    b = training.load_run(config, str(tmp_path))[1]
     # Generators, both optimisers' states and the queues included.
     for x, y in zip(
-        jax.tree.leaves((a.params, a.opt_state, a.extra)),
+        jax.tree.leaves((state.params, state.opt_state, state.extra)),
         jax.tree.leaves((b.params, b.opt_state, b.extra)),
         strict=True,
     ):
@@ -534,11 +552,12 @@ def test_paper_scale_configs(row, data, backbone):
 
 def _two_steps_on_mock_data(config, tmp_path, *, linear_epochs):
     """A paper-scale config (its model already shrunk) for two steps of 8 images on tfds mock
-    data (16 examples per split), with a 16-row queue and a short evaluation; returns
-    ``(results, run, state)``."""
+    data (16 examples per split), with a 16-row queue and a short evaluation, on one device
+    (the 8-device step is checked on the quick row); returns ``(results, run, state)``."""
     import tensorflow_datasets as tfds
 
     with config.unlocked():
+        config.mesh.data = 1
         config.model.embed_dim = 8
         config.method.queue_size = 16
         config.data.workers = 0
@@ -580,7 +599,6 @@ def test_resnet50_config_runs_on_mock_cifar(tmp_path):
     assert config.model.encoder == "resnet" and config.model.resnet_depth == 50
     with config.unlocked():
         config.model.base_width = 2
-        config.mesh.data = 1
     results, run, state = _two_steps_on_mock_data(config, tmp_path, linear_epochs=1)
     assert results["steps"] == 2 and np.isfinite(results["final_loss"])
     assert len(state.params["encoders"]) == 3 and len(state.extra["queues"]) == 3
