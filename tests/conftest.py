@@ -44,6 +44,24 @@ def subprocess_xla_flags(devices: int) -> str:
     return " ".join([f"--xla_force_host_platform_device_count={devices}", _FAST_COMPILE])
 
 
+def communicate_all(procs, timeout: float) -> list[tuple]:
+    """``p.communicate(timeout=timeout)`` of every process in ``procs``, read at the same time
+    (``from conftest import communicate_all``). Read one after the other, a process whose
+    output fills its pipe (64 KiB) while another is read stops at its next write, and the
+    one read waits for it at a collective until jax.distributed gives up and aborts. On any
+    failure all of them are killed."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    try:
+        with ThreadPoolExecutor(len(procs)) as pool:
+            futures = [pool.submit(p.communicate, timeout=timeout) for p in procs]
+            return [f.result() for f in futures]
+    except BaseException:
+        for p in procs:
+            p.kill()
+        raise
+
+
 def count_batches(monkeypatch, task_class) -> dict:
     """Counts the training batches ``task_class.batches(epoch)`` hands out (the trainer's
     only source of steps): ``{'n': count}``, updated as the run draws them

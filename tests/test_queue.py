@@ -189,7 +189,7 @@ def test_relayout_across_processes_gives_the_one_process_result(tmp_path):
     import subprocess
     import sys
 
-    from conftest import subprocess_xla_flags
+    from conftest import communicate_all, subprocess_xla_flags
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -207,6 +207,6 @@ def test_relayout_across_processes_gives_the_one_process_result(tmp_path):
         )
         for pid in range(2)
     ]
-    outs = [p.communicate(timeout=300)[0] for p in procs]
+    outs = [out for out, _ in communicate_all(procs, timeout=300)]
     for pid, (p, out) in enumerate(zip(procs, outs, strict=True)):
         assert p.returncode == 0 and f"ok {pid}" in out, out[-3000:]

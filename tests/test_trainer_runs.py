@@ -12,7 +12,7 @@ from pathlib import Path
 import jax
 import numpy as np
 import pytest
-from conftest import count_batches, subprocess_xla_flags
+from conftest import communicate_all, count_batches, subprocess_xla_flags
 
 from jaxcl import data as data_lib
 from jaxcl import training
@@ -263,7 +263,7 @@ def _run_two_processes(workdir, config, *flags):
         )
         for pid in range(2)
     ]
-    outs = [p.communicate(timeout=600)[0] for p in procs]
+    outs = [out for out, _ in communicate_all(procs, timeout=600)]
     for p, out in zip(procs, outs, strict=True):
         assert p.returncode == 0, out[-3000:]
     return outs
@@ -289,8 +289,7 @@ def test_two_processes_without_a_workdir_are_refused(tmp_path):
         )  # fmt: skip
         for pid in range(2)
     ]
-    for p in procs:
-        out = p.communicate(timeout=300)[0]
+    for p, (out, _) in zip(procs, communicate_all(procs, timeout=300), strict=True):
         assert p.returncode == 2, out[-3000:]
         assert "--workdir is needed when the run spans several processes" in out, out[-3000:]
 
