@@ -201,8 +201,9 @@ def main(argv):
     # Imported here so that `--help` answers without loading TensorFlow and JAX.
     import jax
 
-    from jaxcl import training
+    from jaxcl import _tracing, training
 
+    _tracing.collect_garbage_less_often()  # (tracing's garbage; see there)
     if not _WORKDIR.value and _processes_from_env() > 1:
         _exit_usage(
             "--workdir is needed when the run spans several processes (each would make a "

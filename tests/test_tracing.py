@@ -2,6 +2,7 @@
 JAX's walk over everything traced so far (quadratic tracing otherwise)."""
 
 import contextlib
+import os
 
 import jax
 import jax.numpy as jnp
@@ -91,3 +92,47 @@ def test_training_traces_with_cheap_probes(walks, tmp_path, monkeypatch):
     walks.clear()
     training.train_and_evaluate(config, str(tmp_path / "with"))
     assert walks == []
+
+
+_GC_PROBE = """
+import gc, sys, weakref
+from jaxcl import training
+
+def stop(config):  # the first thing main does after its set-up
+    print("thresholds", gc.get_threshold(), "frozen", gc.get_freeze_count() > 0)
+
+    class Node:
+        pass
+
+    a, b = Node(), Node()
+    a.other, b.other = b, a  # a reference cycle: only the cyclic collector frees it
+    gone = weakref.ref(a)
+    del a, b
+    keep = [[] for _ in range(60_000)]  # more live allocations than generation 0 allows
+    print("cycle freed", gone() is None, len(keep))
+    raise SystemExit(0)
+
+training.validate = stop
+sys.argv = ["jaxcl.main", "--config=tests/configs/tiny.py"]
+from jaxcl import main
+main.run()
+"""
+
+
+def test_the_command_line_collects_garbage_less_often_and_still_frees_cycles():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    out = subprocess.run(
+        [sys.executable, "-c", _GC_PROBE],
+        cwd=Path(__file__).parents[1],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
+    assert f"thresholds {_tracing.GC_THRESHOLDS} frozen True" in out, out
+    assert "cycle freed True 60000" in out, out
