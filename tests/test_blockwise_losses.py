@@ -42,7 +42,7 @@ def test_blockwise_equals_dense_in_value_and_gradient(name, masked, block):
     fn = case.pop("fn")
     za, zb = _views()
     where = WHERE if masked else None
-    dense = jax.value_and_grad(lambda a, b: fn(a, b, where=where, **case), argnums=(0, 1))
+    dense = jax.jit(jax.value_and_grad(lambda a, b: fn(a, b, where=where, **case), argnums=(0, 1)))
     tiled = jax.jit(
         jax.value_and_grad(
             lambda a, b: fn(a, b, where=where, block_size=block, **case), argnums=(0, 1)

@@ -124,9 +124,9 @@ def _sharded_value_and_grads(loss, num_devices, *rows_arrays):
 @pytest.mark.parametrize("name", ALL)
 def test_shard_map_value_and_gradient_equal_global(name, num_devices):
     za, zb = _views()
-    value, grads = jax.value_and_grad(lambda a, b: _global_reference(name, a, b), argnums=(0, 1))(
-        za, zb
-    )
+    value, grads = jax.jit(
+        jax.value_and_grad(lambda a, b: _global_reference(name, a, b), argnums=(0, 1))
+    )(za, zb)
 
     s_value, s_grads = _sharded_value_and_grads(_sharded(name, "data"), num_devices, za, zb)
     np.testing.assert_allclose(s_value, value, rtol=1e-5)
@@ -137,9 +137,9 @@ def test_shard_map_value_and_gradient_equal_global(name, num_devices):
 @pytest.mark.parametrize("name", ["infonce_sym", "esco_sorf", "esco_positive", "imix"])
 def test_pmap_value_equal_and_gradient_scaled_by_device_count(name, num_devices):
     za, zb = _views(1)
-    value, grads = jax.value_and_grad(lambda a, b: _global_reference(name, a, b), argnums=(0, 1))(
-        za, zb
-    )
+    value, grads = jax.jit(
+        jax.value_and_grad(lambda a, b: _global_reference(name, a, b), argnums=(0, 1))
+    )(za, zb)
     loss = _sharded(name, "d")
     p_value, p_grads = jax.pmap(jax.value_and_grad(loss, argnums=(0, 1)), axis_name="d")(
         za.reshape(num_devices, -1, D), zb.reshape(num_devices, -1, D)
