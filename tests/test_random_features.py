@@ -601,15 +601,17 @@ def test_esco_loss_keeps_float32_embeddings_in_float32_under_x64(method, chunk_s
             negatives=negatives, chunk_size=chunk_size,
         )  # fmt: skip
 
+    # (Jitted: the dtypes are fixed when tracing, under the x64 setting of the call.)
+    value_and_grad = jax.jit(jax.value_and_grad(loss), static_argnums=2)
     for negatives in ("cross", "both"):
-        want, want_grad = jax.jit(jax.value_and_grad(loss), static_argnums=2)(za, zb, negatives)
+        want, want_grad = value_and_grad(za, zb, negatives)
         with jax.enable_x64(True):
-            got, grad = jax.value_and_grad(loss)(za, zb, negatives)
+            got, grad = value_and_grad(za, zb, negatives)
             assert got.dtype == grad.dtype == jnp.float32
             assert float(got) == pytest.approx(float(want), rel=1e-6)  # float32 arithmetic
             np.testing.assert_allclose(grad, want_grad, rtol=1e-5, atol=1e-7)
             a64, b64 = (jnp.asarray(x, jnp.float64) for x in (za, zb))
-            got64, grad64 = jax.value_and_grad(loss)(a64, b64, negatives)
+            got64, grad64 = value_and_grad(a64, b64, negatives)
             assert (got64.dtype, grad64.dtype) == (jnp.float32, jnp.float64)  # every loss f32
             assert float(got64) == pytest.approx(float(want), rel=1e-5)
 
