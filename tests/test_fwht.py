@@ -119,7 +119,7 @@ def test_vjp_and_jvp_apply_the_transform(shape):
 
 def test_check_grads():
     x = jnp.asarray(randn((2, 32), seed=6))
-    check_grads(lambda x: jnp.sin(fwht(x)), (x,), order=2, modes=("fwd", "rev"))
+    check_grads(jax.jit(lambda x: jnp.sin(fwht(x))), (x,), order=2, modes=("fwd", "rev"))
 
 
 def test_vmap_over_a_non_leading_axis():

@@ -256,8 +256,10 @@ def test_imix_moco_with_a_queue_matches_numpy_and_ignores_unfilled_rows():
     np.testing.assert_allclose(out, _moco_ref(zq, zk, queue, filled, 0.4, perm, 0.2), rtol=2e-5)
     assert all(np.isfinite(np.asarray(g)).all() for g in grads)
     check_grads(
-        lambda a, b: losses.imix_npair_loss(
-            a, b, lam=0.4, perm=perm, temperature=0.2, negatives=queue
+        jax.jit(
+            lambda a, b: losses.imix_npair_loss(
+                a, b, lam=0.4, perm=perm, temperature=0.2, negatives=queue
+            )
         ),
         (zq, zk), order=1, modes=["rev"], atol=1e-2, rtol=1e-2,
     )  # fmt: skip
@@ -281,7 +283,7 @@ def test_imix_byol_matches_numpy(per_sample):
     out = jax.jit(losses.imix_byol_loss)(p, z, lam=jnp.asarray(lam), perm=jnp.asarray(perm))
     np.testing.assert_allclose(out, _byol_ref(p, z, lam, perm), rtol=2e-5)
     check_grads(
-        lambda a, b: losses.imix_byol_loss(a, b, lam=lam, perm=perm),
+        jax.jit(lambda a, b: losses.imix_byol_loss(a, b, lam=lam, perm=perm)),
         (p, z), order=1, modes=["rev"], atol=1e-2, rtol=1e-2,
     )  # fmt: skip
     # lam = 1: BYOL's 2 - 2 cos(p, z), 0 for identical rows.

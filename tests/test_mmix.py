@@ -291,7 +291,9 @@ def test_gradients_match_finite_differences():
             def f(z, p, q, edges=edges):
                 return jnp.sum(jnp.sin(mixers.mp_mix(z, p, q, **edges)))
 
-            check_grads(f, (z, p_m, p_n), order=1, modes=["rev"], eps=1e-3, rtol=2e-3, atol=2e-3)
+            check_grads(
+                jax.jit(f), (z, p_m, p_n), order=1, modes=["rev"], eps=1e-3, rtol=2e-3, atol=2e-3
+            )
 
 
 def test_sparse_path_never_builds_an_n_by_n_array():

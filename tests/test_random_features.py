@@ -222,7 +222,9 @@ def test_vmap_over_inputs_and_traced_temperature():
 )
 def test_check_grads(features, params):
     z = jnp.asarray(randn((3, 6)) / 3)
-    check_grads(lambda z: features(z, params, temperature=TAU), (z,), order=1, modes=("fwd", "rev"))
+    check_grads(
+        jax.jit(lambda z: features(z, params, temperature=TAU)), (z,), order=1, modes=("fwd", "rev")
+    )
 
 
 def test_sorf_gradient_matches_dense_reference():
