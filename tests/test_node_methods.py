@@ -626,6 +626,10 @@ def test_constant_schedule_with_and_without_warmup():
     warm = optim.make_schedule("constant", peak=0.3, total_steps=100, warmup_steps=10)
     assert float(warm(0)) == 0 and float(warm(5)) == pytest.approx(0.15)
     assert float(warm(10)) == pytest.approx(0.3) and float(warm(99)) == pytest.approx(0.3)
+    # A warm-up as long as the run is cut, as the cosine schedule's, to reach the peak.
+    short = optim.make_schedule("constant", peak=1.0, total_steps=5, warmup_steps=10)
+    assert [float(short(s)) for s in range(5)] == pytest.approx([0, 0.25, 0.5, 0.75, 1])
+    assert float(optim.make_schedule("constant", peak=1.0, total_steps=1, warmup_steps=3)(0)) == 1
     with pytest.raises(ValueError, match="schedule"):
         optim.make_schedule("step", peak=0.3, total_steps=100, warmup_steps=0)
 

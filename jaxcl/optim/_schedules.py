@@ -34,12 +34,14 @@ def warmup_cosine(*, peak: float, total_steps: int, warmup_steps: int) -> optax.
 def make_schedule(name: str, *, peak: float, total_steps: int, warmup_steps: int) -> optax.Schedule:
     """``'cosine'`` (:func:`warmup_cosine`) or ``'constant'``: linear warm-up, then ``peak``.
 
-    GRACE and MVGRL train at a constant learning rate (torch Adam, no scheduler).
+    GRACE and MVGRL train at a constant learning rate (torch Adam, no scheduler). Both cut a
+    warm-up as long as the run to ``total_steps - 1`` steps, so that the last step reaches
+    ``peak``.
     """
     if name == "cosine":
         return warmup_cosine(peak=peak, total_steps=total_steps, warmup_steps=warmup_steps)
     if name == "constant":
-        warmup_steps = max(0, int(warmup_steps))
+        warmup_steps = min(max(0, int(warmup_steps)), max(1, int(total_steps)) - 1)
         if warmup_steps == 0:
             return optax.constant_schedule(peak)
         return optax.linear_schedule(0.0, peak, transition_steps=warmup_steps)
