@@ -372,6 +372,34 @@ def test_to_unit_range():
             lambda: augment.simclr_view(jax.random.key(0), IMAGE, size=8, strength=3.0),
             r"simclr_view: `strength` must lie in \[0.0, 2.5\], got 3.0",
         ),
+        # The views' own arguments are named as the caller gave them, not as the inner
+        # transformation (crop_box's `scale`, random_gaussian_blur's `p`) calls them.
+        (
+            lambda: augment.simclr_view(jax.random.key(0), IMAGE, size=8, crop_scale=(0.5, 0.2)),
+            r"simclr_view: `crop_scale` must satisfy",
+        ),
+        (
+            lambda: augment.simclr_view(jax.random.key(0), IMAGE, size=8, blur_p=1.5),
+            r"simclr_view: `blur_p` must lie in \[0.0, 1.0\], got 1.5",
+        ),
+        (
+            lambda: augment.byol_view(jax.random.key(0), IMAGE, size=8, solarize_p=2.0),
+            r"byol_view: `solarize_p` must lie in \[0.0, 1.0\], got 2.0",
+        ),
+        (
+            lambda: augment.byol_view(jax.random.key(0), IMAGE, size=8, blur_p=-0.1),
+            r"byol_view: `blur_p` must lie in",
+        ),
+        (lambda: augment.simclr_view(jax.random.key(0), IMAGE, size=0), r"simclr_view: `size`"),
+        # crop=False: the image must already be `size` (it was returned at its own size).
+        (
+            lambda: augment.simclr_view(jax.random.key(0), IMAGE, size=4, crop=False),
+            r"simclr_view: crop=False takes an image already cropped to `size` = \(4, 4\)",
+        ),
+        (
+            lambda: augment.byol_view(jax.random.key(0), IMAGE, size=(8, 4), crop=False),
+            r"byol_view: crop=False .* `size` = \(8, 4\)",
+        ),
     ],
 )
 def test_bad_arguments_name_the_function_and_argument(call, match):

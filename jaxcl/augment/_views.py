@@ -11,8 +11,26 @@ import jax.numpy as jnp
 
 from jaxcl import _checks as checks
 from jaxcl.augment._blur import random_gaussian_blur
-from jaxcl.augment._color import color_jitter, image_array, random_grayscale, random_solarize
-from jaxcl.augment._geometry import random_flip, random_resized_crop
+from jaxcl.augment._color import (
+    color_jitter,
+    image_array,
+    interval,
+    random_grayscale,
+    random_solarize,
+)
+from jaxcl.augment._geometry import _size_pair, random_flip, random_resized_crop
+
+
+def _view_size(fn: str, image: jax.Array, size, crop) -> tuple[int, int]:
+    """``size`` as ``(height, width)``; with ``crop=False`` the image must already be it."""
+    size = _size_pair(fn, size)
+    if not crop and tuple(image.shape[:2]) != size:
+        checks.fail(
+            fn,
+            f"crop=False takes an image already cropped to `size` = {size}, got an image of "
+            f"{tuple(image.shape[:2])}",
+        )
+    return size
 
 
 def simclr_view(
@@ -55,7 +73,10 @@ def simclr_view(
     fn = "simclr_view"
     checks.prng_key(fn, "key", key)
     image = image_array(fn, "image", image, ndim=3)
+    size = _view_size(fn, image, size, crop)
     checks.in_range(fn, "strength", strength, 0.0, 2.5)
+    checks.in_range(fn, "blur_p", blur_p, 0.0, 1.0)
+    interval(fn, "crop_scale", crop_scale, 0.0, 1.0)
     crop_key, flip_key, jitter_key, gray_key, blur_key = jax.random.split(key, 5)
     x = random_resized_crop(crop_key, image, size=size, scale=crop_scale) if crop else image
     x = random_flip(flip_key, x)
@@ -86,6 +107,9 @@ def byol_view(
     fn = "byol_view"
     checks.prng_key(fn, "key", key)
     image = image_array(fn, "image", image, ndim=3)
+    size = _view_size(fn, image, size, crop)
+    checks.in_range(fn, "blur_p", blur_p, 0.0, 1.0)
+    checks.in_range(fn, "solarize_p", solarize_p, 0.0, 1.0)
     crop_key, flip_key, jitter_key, gray_key, blur_key, solar_key = jax.random.split(key, 6)
     x = random_resized_crop(crop_key, image, size=size) if crop else image
     x = random_flip(flip_key, x)

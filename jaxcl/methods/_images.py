@@ -35,7 +35,7 @@ def simclr_views(key, x, hp, count: int = 2) -> tuple[jax.Array, ...]:
     """``count`` SimCLR views of a batch (crop on the device unless the host cropped)."""
     x = augment.to_unit_range(x)
     host_cropped = x.ndim == 5
-    size = x.shape[2] if host_cropped else x.shape[1]
+    size = tuple(x.shape[2:4]) if host_cropped else x.shape[1]  # host crops: as they are
     view = functools.partial(
         augment.simclr_view,
         size=size,

@@ -263,7 +263,7 @@ def byol_views(key, x, count=2):
     0.2), cropped on the device unless the host cropped."""
     x = augment.to_unit_range(x)
     host_cropped = x.ndim == 5
-    size = x.shape[2] if host_cropped else x.shape[1]
+    size = tuple(x.shape[2:4]) if host_cropped else x.shape[1]  # host crops: as they are
     view = functools.partial(augment.byol_view, size=size, crop=not host_cropped)
     if not host_cropped:
         return augment.batch_views(key, x, view, settings=augment.BYOL_VIEWS[:count])
