@@ -273,6 +273,12 @@ def test_diffusion_helpers_reject_bad_arguments():
         graphs.degree_matched_eps(d, 2, 1.0, candidates=(0.0,))
     with pytest.raises(ValueError, match="`mean_degree` must be a number >= 0"):
         graphs.degree_matched_eps(d, 2, -1.0)
+    with pytest.raises(ValueError, match="`candidates` must be positive"):
+        graphs.degree_matched_eps(d, 2, 1.0, candidates=(True,))
+    # NumPy scalars are numbers like any other (np.float32 thresholds were refused).
+    many = np.array([1e-3, 0.6], np.float32)
+    eps = [graphs.degree_matched_eps(d, 2, m, tuple(many)) for m in (np.int64(0), np.float32(1))]
+    assert eps == pytest.approx([0.6, 1e-3])
     with pytest.raises(ValueError, match="sender ids must lie in"):
         graphs.minmax_columns(d, 1)
     with pytest.raises(ValueError, match="`num_nodes` must be a positive int, got 0"):
@@ -465,6 +471,16 @@ def test_mvgrl_self_loop_weight_normalises_a_plus_w_i_as_the_code():
         methods.MVGRL(_config("mvgrl", self_loop_weight=0.0))
     with pytest.raises(ValueError, match=r"add_self_loops.*-1.0"):
         graphs.gcn_normalization(jnp.array([0]), jnp.array([1]), 2, add_self_loops=-1.0)
+    # Edge arrays of another length than `senders` (they broadcast, or failed unnamed).
+    ids = jnp.array([0, 1])
+    for name, kwargs in [
+        ("receivers", {"receivers": jnp.array([1, 0, 0])}),
+        ("edge_weight", {"edge_weight": jnp.ones(3)}),
+        ("edge_weight", {"edge_weight": jnp.ones((2, 1))}),
+        ("edge_mask", {"edge_mask": jnp.ones(3, bool)}),
+    ]:
+        with pytest.raises(ValueError, match=f"`{name}` must have the shape of `senders` \\(2,\\)"):
+            graphs.gcn_normalization(ids, **{"receivers": ids[::-1], "num_nodes": 2, **kwargs})
 
 
 def test_gcn_edge_cut_propagates_with_a_sub_matrix_of_the_whole_graphs_normalisation():

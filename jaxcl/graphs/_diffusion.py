@@ -281,9 +281,9 @@ def degree_matched_eps(
       0.01
     """
     fn = "degree_matched_eps"
-    if not candidates or any(not (isinstance(e, (int, float)) and e > 0) for e in candidates):
+    if not candidates or any(not (_real(e) and e > 0) for e in candidates):
         raise ValueError(f"{fn}: `candidates` must be positive numbers, got {candidates!r}")
-    if not (isinstance(mean_degree, (int, float, np.floating)) and mean_degree >= 0):
+    if not (_real(mean_degree) and mean_degree >= 0):
         raise ValueError(f"{fn}: `mean_degree` must be a number >= 0, got {mean_degree!r}")
     _check_num_nodes(fn, num_nodes)
     w = np.asarray(diffusion.weights)

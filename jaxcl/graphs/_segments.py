@@ -320,6 +320,13 @@ def gcn_normalization(
         return jax.vmap(lambda s, r, w, k: normalize(s, r, edge_weight=w, edge_mask=k))(
             senders, receivers, _like(edge_weight, senders.shape), _like(edge_mask, senders.shape)
         )
+    for name, values in (("receivers", receivers), ("edge_weight", edge_weight),
+                         ("edge_mask", edge_mask)):  # fmt: skip
+        if values is not None and tuple(jnp.shape(values)) != tuple(jnp.shape(senders)):
+            raise ValueError(
+                f"gcn_normalization: `{name}` must have the shape of `senders` "
+                f"{tuple(jnp.shape(senders))}, got shape {tuple(jnp.shape(values))}"
+            )
     weight = jnp.ones(senders.shape, jnp.float32) if edge_weight is None else edge_weight
     weight = _masked(weight.astype(jnp.float32), edge_mask)
     degree = aggregate_edges(weight, receivers, num_nodes, sorted_receivers=sorted_receivers)
