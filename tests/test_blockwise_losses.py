@@ -87,6 +87,7 @@ def test_float64_switched_on_changes_nothing_and_float64_inputs_work(fn):
     # float32 and float64 and failed).
     za, zb = _views()
 
+    @functools.partial(jax.jit, static_argnums=2)
     def value_and_grads(a, b, block):
         return jax.value_and_grad(
             lambda a, b, t: fn(a, b, temperature=t, block_size=block), argnums=(0, 1, 2)

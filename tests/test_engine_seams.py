@@ -224,7 +224,8 @@ def test_parameter_groups_freeze_one_group_and_scale_another_through_the_trainer
     with jax.set_mesh(run.mesh):
         batch = run.task.place(next(iter(run.task.batches(0))))
         ctx = run.step_context()
-        grads = ctx.loss_and_grads(state, batch, jax.random.fold_in(key, state.step)).grads
+        step_key = jax.random.fold_in(key, state.step)
+        grads = jax.jit(ctx.loss_and_grads)(state, batch, step_key).grads
         lr = float(config.method.head_lr_scale * run.schedule(state.step))
         expected = jax.tree.map(lambda p, g: p - lr * g, state.params["head"], grads["head"])
         expected, before = jax.device_get((expected, state.params))
