@@ -19,7 +19,21 @@ def at_least_float32(x: jax.Array) -> jax.Array:
 
 
 def l2_normalize(z: jax.Array) -> jax.Array:
-    """Rows scaled to unit l2 norm, in float32 (float64 kept); all-zero rows stay zero."""
+    """Rows scaled to unit l2 norm, in float32 (float64 kept); all-zero rows stay zero.
+
+    A row whose norm is below 1e-6 is divided by 1e-6 instead of by its norm (the squared
+    norm is floored at 1e-12), so it comes out shorter than unit length: the floor keeps a
+    near-zero row's gradient at most 1e6 times the incoming one. Every loss that normalises
+    its embeddings is therefore scale-invariant only for rows of norm 1e-6 and above
+    (PyTorch's ``F.normalize`` floors the norm at 1e-12 instead, with gradients up to 1e12).
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> from jaxcl.losses import l2_normalize
+      >>> z = jnp.array([[3.0, 4.0], [3e-7, 4e-7], [0.0, 0.0]])
+      >>> jnp.linalg.norm(l2_normalize(z), axis=1).round(3).tolist()
+      [1.0, 0.5, 0.0]
+    """
     z = at_least_float32(z)
     sq = jnp.sum(z * z, axis=-1, keepdims=True)
     return z * jax.lax.rsqrt(jnp.maximum(sq, _NORM_EPS_SQ))

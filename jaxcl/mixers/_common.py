@@ -26,8 +26,9 @@ def sample_batch(fn: str, x, *, min_batch: int) -> jax.Array:
 
 
 def unit_rows(z: jax.Array) -> jax.Array:
-    """Rows scaled to unit l2 norm, in at least float32; all-zero rows stay zero (as
-    ``jaxcl.losses.l2_normalize``, which this layer cannot import)."""
+    """Rows scaled to unit l2 norm, in at least float32; all-zero rows stay zero, and rows of
+    norm below 1e-6 are divided by 1e-6 (as ``jaxcl.losses.l2_normalize``, which this layer
+    cannot import)."""
     z = z.astype(compute_dtype(z.dtype))
     sq = jnp.sum(z * z, axis=-1, keepdims=True)
     return z * jax.lax.rsqrt(jnp.maximum(sq, 1e-12))
