@@ -457,12 +457,15 @@ def test_pool_nodes_sum_and_mean_with_mask():
     )
     values = jnp.arange(12.0)[:, None] * jnp.array([1.0, -2.0])
     mask = padding_masks(graph).nodes
-    total = pool_nodes(graph, values, node_mask=mask)
-    mean = pool_nodes(graph, values, node_mask=mask, reduction="mean")
+    pool = jax.jit(pool_nodes, static_argnames="reduction")
+    total = pool(graph, values, node_mask=mask)
+    mean = pool(graph, values, node_mask=mask, reduction="mean")
     v = np.asarray(values)
     np.testing.assert_allclose(total, [v[:3].sum(0), v[3:8].sum(0), 0 * v[0], 0 * v[0]])
     np.testing.assert_allclose(mean, [v[:3].mean(0), v[3:8].mean(0), 0 * v[0], 0 * v[0]])
-    vmapped = jax.vmap(lambda x: pool_nodes(graph, x, node_mask=mask))(jnp.stack([values, values]))
+    vmapped = jax.jit(jax.vmap(lambda x: pool_nodes(graph, x, node_mask=mask)))(
+        jnp.stack([values, values])
+    )
     np.testing.assert_allclose(vmapped[1], total)
 
 
