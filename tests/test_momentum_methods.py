@@ -420,6 +420,29 @@ def test_queue_size_must_be_a_multiple_of_the_batch_when_built(name):
         methods.get(name)(config)
 
 
+def test_image_table_plot_names_the_runs_data_set(tmp_path, monkeypatch):
+    import importlib.util
+    import pathlib
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    path = pathlib.Path(__file__).parents[1] / "experiments/imix/image_table.py"
+    spec = importlib.util.spec_from_file_location("image_table", path)
+    table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table)
+    figures = []
+    monkeypatch.setattr(plt, "close", figures.append)
+    row = {m: [80.0, 81.0] for m in table.METRICS}
+    row.update({f"{m}_summary": {"mean": 80.5} for m in table.METRICS})
+    result = {6: {"rows": {table.ORDER[0]: row}, "gaps": {}}}
+    for data, want in [("cifar100", "CIFAR-100"), ("fashion_mnist_images", "Fashion-MNIST")]:
+        table.plot(result, str(tmp_path / f"{data}.png"), data=data)
+        assert figures[-1].axes[0].get_ylabel() == f"{want} test top-1 (%)"
+
+
 def test_image_table_pairs_each_imix_run_with_its_baselines_seed(tmp_path, capsys):
     import importlib.util
     import json

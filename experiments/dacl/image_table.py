@@ -104,8 +104,8 @@ def _short(probe: str) -> str:
     return "probe: " + (", ".join(keep) or probe)
 
 
-def plot(result: dict, path: str, labels: dict = LABELS) -> None:
-    _SHARED.plot(result, path, labels, title=_short)
+def plot(result: dict, path: str, labels: dict = LABELS, data: str | None = None) -> None:
+    _SHARED.plot(result, path, labels, title=_short, data=data)
 
 
 def main(argv=None, *, labels: dict = LABELS, steps: tuple = STEPS, doc=None, out_dir=None):
@@ -120,7 +120,7 @@ def main(argv=None, *, labels: dict = LABELS, steps: tuple = STEPS, doc=None, ou
     stem = os.path.join(args.out_dir, f"image_table{args.tag}")
     with open(stem + ".json", "w") as f:
         json.dump({"runs": runs, "table": result}, f, indent=1)
-    plot(result, stem + ".png", labels)
+    plot(result, stem + ".png", labels, data=runs[0].get("data"))
     print(f"wrote {stem}.json and {stem}.png")
 
 

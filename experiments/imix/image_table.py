@@ -252,9 +252,22 @@ def render(result: dict) -> str:
     return "\n".join(lines)
 
 
-def plot(result: dict, path: str, labels: dict | None = None, title=None) -> None:
+# How the y axis names the runs' data set (a run's ``config.data.name``).
+DATA_NAMES = {
+    "fashion_mnist_images": "Fashion-MNIST",
+    "cifar10": "CIFAR-10",
+    "cifar100": "CIFAR-100",
+    "stl10": "STL-10",
+    "imagenet2012": "ImageNet",
+    "tiny_imagenet": "Tiny ImageNet",
+}
+
+
+def plot(
+    result: dict, path: str, labels: dict | None = None, title=None, data: str | None = None
+) -> None:
     """One panel per key of ``result`` (epochs; ``title(key)`` its title), each row's runs
-    as marks (linear probe and kNN) and their mean as a bar."""
+    as marks (linear probe and kNN) and their mean as a bar; ``data``: the runs' data set."""
     labels = LABELS if labels is None else labels
     title = title or (lambda epochs: f"{epochs} epochs: each run a mark, its row's mean a bar")
     import matplotlib
@@ -277,7 +290,8 @@ def plot(result: dict, path: str, labels: dict | None = None, title=None) -> Non
                 )
                 ax.hlines(r[f"{metric}_summary"]["mean"], xs[0] - 0.08, xs[0] + 0.08, color=f"C{j}")
         ax.set_xticks(range(len(methods)), [labels[m] for m in methods], rotation=30, ha="right")
-        ax.set_ylabel("Fashion-MNIST test top-1 (%)")
+        name = DATA_NAMES.get(data, data)
+        ax.set_ylabel(f"{name} test top-1 (%)" if name else "test top-1 (%)")
         ax.set_title(title(key), fontsize=9)
         ax.legend()
     fig.tight_layout()
@@ -325,7 +339,7 @@ def main(argv=None) -> None:
             f,
             indent=1,
         )
-    plot(result, stem + ".png")
+    plot(result, stem + ".png", data=runs[0].get("data"))
     print(f"wrote {stem}.json and {stem}.png")
 
 
