@@ -30,6 +30,14 @@ def small_folder(tmp_path, n_train=40, n_test=12, shape=(8, 6, 3), name="tiny", 
     return splits
 
 
+def test_writing_other_than_uint8_images_is_refused(tmp_path):
+    # PNG encoding cast them: integers wrapped around, floats in [0, 1] became black.
+    for images in (np.full((2, 8, 6, 3), 300, np.int64), np.full((2, 8, 6, 3), 0.75)):
+        with pytest.raises(ValueError, match="split 'train' must be uint8, got dtype"):
+            write_tfds_images(tmp_path, "bad", {"train": (images, np.zeros(2))}, num_classes=5)
+    assert not list(tmp_path.glob("bad/*/*.array_record*"))
+
+
 def test_written_folder_reads_back_exactly(tmp_path):
     splits = small_folder(tmp_path)
     source = open_images("tiny", "train", tmp_path)

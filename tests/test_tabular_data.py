@@ -490,3 +490,19 @@ def test_feature_transform_checks_width():
     transform = FeatureTransform(scale=1.0, permutation=np.arange(4))
     with pytest.raises(ValueError, match="has 5 features per row, the permutation has 4"):
         transform(np.zeros((2, 5)))
+    # Standardised without a permutation: the fitted width is checked too (NumPy broadcast).
+    standardized = FeatureTransform(scale=1.0, mean=np.zeros(4), std=np.ones(4))
+    with pytest.raises(ValueError, match="has 5 features per row, the transform was fitted on 4"):
+        standardized(np.zeros((2, 5)))
+
+
+def test_images_of_two_shapes_are_refused_by_name():
+    from jaxcl.data._arrays import tabular_from_images
+
+    train, test = np.zeros((3, 28, 28), np.uint8), np.zeros((2, 32, 32), np.uint8)
+    for permute, standardize in [(True, True), (False, True), (False, False)]:
+        with pytest.raises(ValueError, match=r"toy: train images have shape \(28, 28\), test"):
+            tabular_from_images(
+                "toy", train, np.zeros(3), test, np.zeros(2), num_classes=2, permute=permute,
+                permutation_seed=0, standardize=standardize,
+            )  # fmt: skip

@@ -65,6 +65,11 @@ class FeatureTransform:
             x = x[:, self.permutation]
         x = x.astype(np.float32) * np.float32(self.scale)
         if self.mean is not None:
+            if x.shape[1] != len(self.mean):
+                raise ValueError(
+                    f"FeatureTransform: `raw` has {x.shape[1]} features per row, the transform "
+                    f"was fitted on {len(self.mean)}"
+                )
             x -= self.mean.astype(np.float32)
             x /= self.std.astype(np.float32)
         return x
@@ -210,6 +215,11 @@ def tabular_from_images(
     for what, images in (("train", train_images), ("test", test_images)):
         if images.dtype != np.uint8:
             raise ValueError(f"{name}: {what} images must be uint8, got {images.dtype}")
+    if train_images.shape[1:] != test_images.shape[1:]:
+        raise ValueError(
+            f"{name}: train images have shape {train_images.shape[1:]}, test images "
+            f"{test_images.shape[1:]}; both splits must hold images of one shape"
+        )
     transform = fit_feature_transform(
         train_images,
         scale=1.0 / 255.0,

@@ -59,6 +59,12 @@ def write_tfds_images(
         writer = array_record_module.ArrayRecordWriter(os.fspath(tmp), "group_size:1")
         try:
             for image, y in zip(images, labels, strict=True):
+                image = np.asarray(image)
+                if image.dtype != np.uint8:  # PNG would wrap integers and zero out floats
+                    raise ValueError(
+                        f"write_tfds_images: the images of split {split!r} must be uint8, got "
+                        f"dtype {image.dtype}"
+                    )
                 if tuple(image.shape) != shape:
                     raise ValueError(
                         f"write_tfds_images: an image of split {split!r} has shape "
