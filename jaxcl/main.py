@@ -52,14 +52,29 @@ class _QuietLibraries(logging_std.Filter):
 
 
 def _flag_value(argv: list[str], name: str) -> str | None:
-    """The last value given to ``--name`` (``--name=V`` or ``--name V``), else None."""
+    """The last value given to ``--name`` (``--name=V`` or ``--name V``; one dash as well,
+    as absl takes it), else None."""
     value = None
     for i, arg in enumerate(argv):
-        if arg.startswith(f"--{name}="):
-            value = arg.split("=", 1)[1]
-        elif arg == f"--{name}" and i + 1 < len(argv):
-            value = argv[i + 1]
+        for dashes in ("--", "-"):
+            if arg.startswith(f"{dashes}{name}="):
+                value = arg.split("=", 1)[1]
+            elif arg == f"{dashes}{name}" and i + 1 < len(argv):
+                value = argv[i + 1]
     return value
+
+
+def _override_path(arg: str) -> str | None:
+    """The config key an argument overrides (``--config.a.b=V`` -> ``'a.b'``; also with one
+    dash and absl's ``--noconfig.a.b`` for a False bool), else None."""
+    if not arg.startswith("-"):
+        return None
+    name = arg[2:] if arg.startswith("--") else arg[1:]
+    name = name.split("=", 1)[0]
+    for prefix in ("config.", "noconfig."):
+        if name.startswith(prefix):
+            return name[len(prefix) :]
+    return None
 
 
 def _load_config(spec: str) -> ml_collections.ConfigDict:
@@ -102,11 +117,18 @@ def _check_overrides(argv: list[str], config: ml_collections.ConfigDict) -> None
     """UsageError naming an override whose key the config does not hold, with the keys
     that level has (ml_collections would fail first with a bare AttributeError)."""
     for arg in argv:
-        if not arg.startswith("--config."):
+        path = _override_path(arg)
+        if path is None:
             continue
         flag = arg.split("=", 1)[0]
+        parts = path.split(".")
+        if "variants" in config and parts[0] == "method":
+            raise UsageError(
+                f"{flag}: this config runs config.variants, and each variant's method replaces "
+                "config.method; override one variant's: --config.variants.NAME.method."
+                f"{'.'.join(parts[1:])} (NAME one of {sorted(config.variants.keys())})"
+            )
         node = config
-        parts = flag[len("--config.") :].split(".")
         for depth, part in enumerate(parts):
             if not isinstance(node, ml_collections.ConfigDict) or part not in node:
                 where = "config" + "".join(f".{p}" for p in parts[:depth])
@@ -120,7 +142,7 @@ def _check_overrides(argv: list[str], config: ml_collections.ConfigDict) -> None
 def _check_config_args(argv: list[str]) -> None:
     """UsageError for a ``--config`` that does not load or an override of a key it lacks."""
     spec = _flag_value(argv, "config")
-    if spec is not None or any(a.startswith("--config.") for a in argv):
+    if spec is not None or any(_override_path(a) is not None for a in argv):
         config = _load_config(spec if spec is not None else _DEFAULT)
         _check_overrides(argv, config)
 

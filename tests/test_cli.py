@@ -73,6 +73,23 @@ def _main(*args, cwd=ROOT):
             ["--config.train.nope: this config has no key 'nope' under config.train"],
         ),
         (["--config.train.epochs=abc"], ["flag --config.train.epochs=abc: expected an integer"]),
+        # The quickstart's variants each replace config.method: an override of it would be
+        # silently dropped; one variant's key is overridden by its path (and reaches it).
+        (
+            ["--config.method.temperature=0.1"],
+            ["--config.method.temperature: this config runs config.variants", "row3_dacl"],
+        ),
+        (
+            ["--config.variants.row3_dacl.method.alpha=2.0"],
+            ["config.method.alpha = 2.0: expected a number in [0.0, 1.0] (dacl)"],
+        ),
+        # absl's other spellings: one dash, and --noconfig. for a False bool.
+        (
+            ["-config=experiments/esco/synthetic_sorf.py:quick", "--config.method.lam=-1.0"],
+            ["config.method.lam = -1.0: expected a number in [0.0, inf)"],
+        ),
+        (["--noconfig.train.nope"], ["--noconfig.train.nope: this config has no key 'nope'"]),
+        (["-config.optim.nope=1"], ["-config.optim.nope: this config has no key 'nope'"]),
         (["--config=README.md"], ["'README.md' is not a Python file"]),
         ([f"--config={TINY}", "extra"], ["unexpected arguments ['extra']: jaxcl.main takes flags"]),
     ],

@@ -56,14 +56,18 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
     c.eval.knn_k = 10
     apply_setup(c, MEASURED_PROBE)  # the probe of the README's numbers
     c.repeats = 3
-    # Keys sort alphabetically in a ConfigDict; the prefixes keep the paper's row order. Each
-    # variant's config holds the keys that apply to it (no optimiser for no pretraining).
+    # Keys sort alphabetically in a ConfigDict; the prefixes keep the paper's row order (and
+    # start with a letter, so that a variant's keys can be overridden on the command line:
+    # --config.variants.row3_dacl.method.alpha=0.7). Each variant's config holds the keys
+    # that apply to it (no optimiser for no pretraining).
     c.variants = ml_collections.ConfigDict(
         {
-            "1_no_pretraining": {"method": {"name": "none"}},
-            "2_gaussian_noise": {"method": {"name": "gaussian", "scale": 0.5, "temperature": 0.5}},
-            "3_dacl": {"method": {"name": "dacl", "alpha": 0.5, "temperature": 0.5}},
-            "4_dacl_plus": {
+            "row1_no_pretraining": {"method": {"name": "none"}},
+            "row2_gaussian_noise": {
+                "method": {"name": "gaussian", "scale": 0.5, "temperature": 0.5}
+            },
+            "row3_dacl": {"method": {"name": "dacl", "alpha": 0.5, "temperature": 0.5}},
+            "row4_dacl_plus": {
                 "method": {"name": "dacl_plus", "alpha": 0.5, "rho": 0.9, "temperature": 0.5}
             },
         }
