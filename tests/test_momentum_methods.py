@@ -420,19 +420,25 @@ def test_queue_size_must_be_a_multiple_of_the_batch_when_built(name):
         methods.get(name)(config)
 
 
-def test_image_table_plot_names_the_runs_data_set(tmp_path, monkeypatch):
+def _image_table():
+    """``experiments/imix/image_table.py`` as a module."""
     import importlib.util
     import pathlib
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     path = pathlib.Path(__file__).parents[1] / "experiments/imix/image_table.py"
     spec = importlib.util.spec_from_file_location("image_table", path)
     table = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(table)
+    return table
+
+
+def test_image_table_plot_names_the_runs_data_set(tmp_path, monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    table = _image_table()
     figures = []
     monkeypatch.setattr(plt, "close", figures.append)
     row = {m: [80.0, 81.0] for m in table.METRICS}
@@ -444,14 +450,9 @@ def test_image_table_plot_names_the_runs_data_set(tmp_path, monkeypatch):
 
 
 def test_image_table_pairs_each_imix_run_with_its_baselines_seed(tmp_path, capsys):
-    import importlib.util
     import json
-    import pathlib
 
-    path = pathlib.Path(__file__).parents[1] / "experiments/imix/image_table.py"
-    spec = importlib.util.spec_from_file_location("image_table", path)
-    table = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(table)
+    table = _image_table()
 
     def run(name, method, seed, top1, knn, epochs=6, data="fashion_mnist_images", probe=None, **hp):
         workdir = tmp_path / name
