@@ -120,6 +120,20 @@ def num_devices():
     return n
 
 
+@pytest.fixture(autouse=True)
+def _cheap_sharding_probes(request):
+    """Every test traces as the trainer does (``jaxcl._tracing.cheap_sharding_probes``), also
+    the many that jit a method's step or loss themselves: flax's probes otherwise cost them
+    O(probes x equations) of tracing (MetAug's one-step test traced its step in 10.8 s, of
+    which about 8 s were those probes). Tests marked ``plain_sharding_probes`` see JAX's
+    own property (those of the workaround itself)."""
+    if request.node.get_closest_marker("plain_sharding_probes"):
+        yield
+        return
+    with _tracing.cheap_sharding_probes():
+        yield
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _remove_tfds_empty_temp_dirs():
     """tensorflow-datasets makes an empty ``/tmp/tmp*tfds`` folder and leaves it there each
