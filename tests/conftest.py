@@ -124,9 +124,9 @@ def num_devices():
 def _cheap_sharding_probes(request):
     """Every test traces as the trainer does (``jaxcl._tracing.cheap_sharding_probes``), also
     the many that jit a method's step or loss themselves: flax's probes otherwise cost them
-    O(probes x equations) of tracing (MetAug's one-step test traced its step in 10.8 s, of
-    which about 8 s were those probes). Tests marked ``plain_sharding_probes`` see JAX's
-    own property (those of the workaround itself)."""
+    O(probes x equations) of tracing (MetAug's one-step test traced its step in 10.8 s
+    without, 5.2 s with; its four direct-jit tests 171 -> 162 s, 2 Zen 3 cores, 2026-12-01).
+    Tests marked ``plain_sharding_probes`` see JAX's own property (the workaround's own)."""
     if request.node.get_closest_marker("plain_sharding_probes"):
         yield
         return
