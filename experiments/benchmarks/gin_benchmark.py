@@ -30,7 +30,7 @@ the graph embeddings, loss and gradients on the first 128 graphs without mixing
 one and from the other side's: same model, same loss, up to float32 rounding (which is large
 here: with constant node features, batch norm magnifies it).
 
-Each side runs in its own subprocess. Target (issue): jaxcl at least as fast as PyG.
+Each side runs in its own subprocess. Target (issue): jaxcl at least 1.3x PyG's graphs/s.
 
 Time on a quiet machine: on cores shared with other jobs PyTorch's OpenMP threads wait for
 each other at every operation (seen here: a GIN epoch 25x slower with 2 threads than with 1
@@ -61,6 +61,8 @@ import time
 
 import _common  # experiments/benchmarks/_common.py: the script's folder is on sys.path
 from _common import GIB
+
+TARGET = 1.3  # the issue's speed-up over PyG (graphs/s)
 
 DEFAULT_OUT = pathlib.Path(__file__).resolve().parent / "results"
 DATASET = "imdb_binary"
@@ -541,8 +543,8 @@ def main() -> None:
         )
     )
     target = {
-        "target": "jaxcl >= PyG graphs/s",
-        "status": "PASS" if speedup >= 1.0 else "FAIL",
+        "target": f"jaxcl >= {TARGET:g}x PyG graphs/s",
+        "status": "PASS" if speedup >= TARGET else "FAIL",
         "detail": f"{speedup:.2f}x ({jax_r['graphs_per_s']:.1f} vs "
         f"{torch_r['graphs_per_s']:.1f} graphs/s)",
     }
