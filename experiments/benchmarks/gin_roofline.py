@@ -37,7 +37,8 @@ Run it on quiet cores, right after ``gin_benchmark.py`` (its record is the defau
 Usage (from the repository root; ``pip install -e '.[bench]'`` for torch):
 
   python experiments/benchmarks/gin_roofline.py
-  python experiments/benchmarks/gin_roofline.py --record results/gin_benchmark.json --repeats 30
+  python experiments/benchmarks/gin_roofline.py --repeats 30 \
+      --record experiments/benchmarks/results/gin_benchmark.json
 
 Writes gin_roofline.json and .png to --out (default experiments/benchmarks/results).
 """

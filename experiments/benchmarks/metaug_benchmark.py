@@ -47,6 +47,12 @@ Usage (from the repository root):
 
 Writes metaug_benchmark[_quick][_cifar10].json and .png to --out (default: results/ here).
 
+In Algorithm 1's order (since commit 11415b3 the generators' step starts from the encoders'
+updated weights: one forward and backward pass more), ``cpu`` setting, 2 AMD EPYC Zen 3 cores,
+2026-11-29: 222.3 against 77.1 ms, 2.88x the plain step, XLA's flops 3.64x
+(``results/metaug_benchmark_zen3.json``); the cifar10 ratio was not remeasured in this order.
+The tables and ratios below are from before 11415b3 (both updates from one gradient at theta_t).
+
 Measured on 2 cores of an AMD EPYC (XLA:CPU, jax 0.10.2). ms/step median (IQR), XLA's planned
 MiB, each step's peak RSS in a process of its own ("alone"):
 
@@ -129,6 +135,8 @@ def parse_args() -> argparse.Namespace:
     args = p.parse_args()
     if args.quick:
         args.steps, args.warmup = 3, 1
+    if args.steps < 2:  # the spread is the steps' quartiles
+        p.error(f"--steps must be >= 2, got {args.steps}")
     return args
 
 

@@ -17,8 +17,11 @@ Estimators (``jaxcl.random_features``):
 
 Usage (from the repository root):
 
-  python experiments/benchmarks/sorf_bias_benchmark.py             # 4000 draws, ~1-2 min
+  python experiments/benchmarks/sorf_bias_benchmark.py             # 4000 draws, ~40 min*
   python experiments/benchmarks/sorf_bias_benchmark.py --quick     # 400 draws
+
+(*) The stored ``results/sorf_bias_benchmark.json`` took 2,496 s (its ``seconds``); the
+time grows with the draws, so ``--quick`` takes several minutes too.
 
 Writes sorf_bias_benchmark[_quick].json and .png to --out (default
 experiments/benchmarks/results).
