@@ -19,6 +19,11 @@ import sys
 
 GIB = 1 << 30
 
+# Progress lines reach a log file as they are printed (a redirected stdout is block-buffered:
+# a long run's log stayed empty, and a killed run's lines were lost).
+if hasattr(sys.stdout, "reconfigure"):
+    sys.stdout.reconfigure(line_buffering=True)
+
 # The folder holding the graph data sets (tu_gin/, planetoid/; config.data.data_dir):
 # $JAXCL_DATA_DIR as for the trainer, else the shared data folder beside the repository.
 DEFAULT_DATA = pathlib.Path(

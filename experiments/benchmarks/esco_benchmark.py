@@ -338,6 +338,11 @@ def main() -> None:
     parser.add_argument("--time-limit-s", type=float, default=900.0)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
     args = parser.parse_args()
+    unknown = [m for m in args.methods.split(",") if m not in METHODS]
+    if unknown:
+        parser.error(
+            f"--methods: unknown {unknown}; expected a comma-separated subset of {METHODS}"
+        )
     if args.worker:
         if args.probe:
             print(json.dumps(_environment()), flush=True)

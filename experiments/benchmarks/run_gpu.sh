@@ -34,12 +34,26 @@
 # mmix, simclr_r18_compile) runs those only.
 # Writes $OUT/log.txt (everything printed) and $OUT/results.tgz (the JSON and PNG files).
 set -u
+STEPS="simclr_r18 fwht_bandwidth gin esco simclr_r50 mmix_graph mmix simclr_r18_compile"
 budget=${1:-520}
+if ! [[ "$budget" =~ ^[0-9]+$ ]]; then
+  echo "run_gpu.sh: the first argument is the deadline in seconds, got '$budget'" >&2
+  echo "  (steps come after it: run_gpu.sh 520 gin esco; steps: $STEPS)" >&2
+  exit 2
+fi
+for name in "${@:2}"; do
+  if [[ " $STEPS " != *" $name "* ]]; then
+    echo "run_gpu.sh: unknown step '$name'; steps: $STEPS" >&2
+    exit 2
+  fi
+done
 only=" ${*:2} "
 start=$(date +%s)
 out=${OUT:?set OUT to the folder for the results}
+mkdir -p "$out" || exit 1
 results=/tmp/gpu_results
-mkdir -p "$results"
+rm -rf "$results"  # a rerun on the same machine packs only its own files
+mkdir -p "$results" || exit 1
 exec > >(tee "$out/log.txt") 2>&1
 
 if [ -d .whl ]; then
@@ -98,5 +112,5 @@ step mmix 270 python3 $b/mmix_benchmark.py --epochs 5 --graph-epochs 3 ${MMIX_AR
   --out "$results"
 step simclr_r18_compile 240 python3 $b/simclr_step_benchmark.py --precision bfloat16 \
   --batch 512 --steps 10 --warmup 2 --torch-compile --cpu-convolutions ynnpack --out "$results"
-tar czf "$out/results.tgz" -C "$results" .
+tar czf "$out/results.tgz" -C "$results" . || exit 1
 echo "=== done in $(($(date +%s) - start))s"
