@@ -68,7 +68,11 @@ COMMON_OPTIONS_HELP="Common options:
   -n, --name NAME        TPU VM (slice) name [env TPU_NAME; default: $TPU_NAME]
   -z, --zone ZONE        zone, e.g. us-central2-b [env ZONE or CLOUDSDK_COMPUTE_ZONE; required]
   -p, --project PROJECT  Google Cloud project [env PROJECT_ID; default: gcloud's core/project]
-      --gcloud-arg ARG   extra flag for every gcloud call (repeatable), e.g. --gcloud-arg=--internal-ip
+      --gcloud-arg ARG   extra flag for every gcloud call of this script (repeatable), e.g.
+                         --gcloud-arg=--verbosity=debug. Workers without external IPs:
+                         --gcloud-arg=--internal-ip for setup_workers.sh and launch.sh (their
+                         ssh/scp take it; create, delete and list do not), and
+                         'create_slice.sh ... -- --internal-ips' to create such a slice
       --dry-run          print the gcloud commands instead of running them
   -h, --help             show this help"
 
