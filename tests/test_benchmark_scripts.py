@@ -76,3 +76,12 @@ def test_the_gpu_scripts_step_list_names_every_step_it_runs():
     listed = re.search(r'^STEPS="([^"]*)"', text, re.M).group(1).split()
     run = re.findall(r"^step (\w+) \d+ ", text, re.M)
     assert listed == run and len(run) == 8
+
+
+def test_a_missing_comparison_library_is_named_with_how_to_install_it():
+    probe = f"import sys; sys.path.insert(0, {str(BENCHMARKS)!r}); import _common; "
+    probe += "_common.environment(('jax', 'no-such-package-jaxcl'))"
+    out = _run("-c", probe)
+    assert out.returncode == 1, out.stderr[-2000:]
+    assert "needs no-such-package-jaxcl, not installed here" in out.stderr, out.stderr[-2000:]
+    assert "pip install -e '.[bench]'" in out.stderr

@@ -444,7 +444,18 @@ def environment(packages: tuple[str, ...]) -> dict:
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "commit": git_commit(),
     }
-    env.update({name: metadata.version(name) for name in packages})
+    missing = []
+    for name in packages:
+        try:
+            env[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            missing.append(name)
+    if missing:
+        raise SystemExit(
+            f"{pathlib.Path(sys.argv[0]).name}: needs {', '.join(missing)}, not installed here: "
+            "pip install -e '.[bench]' (from the repository root) installs the benchmarks' "
+            "PyTorch side"
+        )
     env.update(
         {
             "cpu_model": cpu_model(),
