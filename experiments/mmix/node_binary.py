@@ -5,7 +5,7 @@
     # Citeseer: :citeseer; all nodes as partners (m-mix-op): :cora,op; smoke test: :cora,quick
     # Pubmed's size, on a random graph (not run; its files are not here): :pubmed
 
-Paper (m-Mix Table 5): Cora 84.9 ± 0.9, Citeseer 74.1 ± 0.5. Citeseer with MVGRL's code's
+Paper (m-Mix Table 3): Cora 84.9 ± 0.9, Citeseer 74.1 ± 0.5. Citeseer with MVGRL's code's
 Citeseer view of the diffusion (the config's since 8c6cdb0; trained at de471c8 with
 ``--config.method.ppr_match_degree=True --config.method.ppr_minmax=True``, 200 epochs, seeds
 0-1, 7.4 / 7.3 min on 2 shared AMD EPYC cores, 2026-11-27; seed 2 at 901890c, 7.2 min, with the

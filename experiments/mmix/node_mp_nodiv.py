@@ -5,7 +5,7 @@
     # Citeseer: :citeseer; all nodes as partners (m-mix-op): :cora,op; smoke test: :cora,quick
     # Pubmed's size, on a random graph (not run; its files are not here): :pubmed
 
-Paper (m-Mix Table 5): Cora 85.1 ± 0.8, Citeseer 74.4 ± 0.9. Citeseer with MVGRL's code's
+Paper (m-Mix Table 1): Cora 85.1 ± 0.8, Citeseer 74.4 ± 0.9. Citeseer with MVGRL's code's
 Citeseer view of the diffusion (the config's since 8c6cdb0; trained at de471c8 with
 ``--config.method.ppr_match_degree=True --config.method.ppr_minmax=True``, 200 epochs, seeds
 0-1, 8.1 / 5.4 min on 2 shared AMD EPYC cores, 2026-11-27; seed 2 at 901890c, 4.3 min, with the

@@ -1,4 +1,4 @@
-"""MVGRL on Citeseer (MVGRL Table 2: 73.3 ± 0.5; m-Mix's reproduction 73.5 ± 0.6).
+"""MVGRL on Citeseer (MVGRL Table 2: 73.3 ± 0.5; m-Mix's reproduction 73.5 ± 0.6, Table 1).
 
     JAXCL_DATA_DIR=../shared/data python -m jaxcl.main --config=experiments/mvgrl/citeseer.py \
         --workdir=/tmp/mvgrl_citeseer
@@ -21,7 +21,8 @@ at 554822d) 71.4 ± 0.8 (70.50, 71.60, 72.10; ``node_table.py``); NMI / ARI 0.43
 (seeds 1, 2; m-Mix Table 8: 0.470 / 0.450). With GRACE's classifier (the config's until
 commit fd540ad): 70.3 ± 0.5 (seed 0, ± over the 50 classifiers, commit 32b4585; 70.3 on the
 run above); NMI / ARI of the run of 2026-11-24: 0.435 / 0.442.
-3-9 min per run on shared cores, ``--config.seed=S``. Paper: 73.3 ± 0.5; m-Mix's rerun 73.5 ± 0.6.
+3-9 min per run on shared cores, ``--config.seed=S``. Paper: 73.3 ± 0.5; m-Mix's rerun 73.5 ± 0.6
+(its Table 1's MVGRL†; Table 5's reads 73.1 ± 0.7).
 """
 
 from jaxcl.configs import mvgrl_node

@@ -1,4 +1,4 @@
-"""MVGRL on Cora (MVGRL Table 2: 86.8 ± 0.5; m-Mix's reproduction 84.1 ± 0.9).
+"""MVGRL on Cora (MVGRL Table 2: 86.8 ± 0.5; m-Mix's reproduction 84.1 ± 0.9, Table 1).
 
     JAXCL_DATA_DIR=../shared/data python -m jaxcl.main --config=experiments/mvgrl/cora.py \
         --workdir=/tmp/mvgrl_cora
@@ -17,7 +17,8 @@ With the official code's windows, each cut out as its own sub-graph
 5dde05f / 717b6cc, 9-17 min a run on 2 shared AMD EPYC cores): 84.1 ± 0.1 (84.00, 84.19;
 seeds 0, 1), NMI / ARI 0.605 / 0.566 (``results/node_table_cora_cut_windows.json`` under
 ``experiments/mmix``).
-Paper: 86.8 ± 0.5; m-Mix's rerun 84.1 ± 0.9.
+Paper: 86.8 ± 0.5; m-Mix's rerun 84.1 ± 0.9 (its Table 1's MVGRL†; Table 5's MVGRL† reads
+84.3 ± 1.1).
 """
 
 from jaxcl.configs import mvgrl_node

@@ -53,8 +53,8 @@ neighbours (-wp) as every other row, so that Table 3's comparison varies only th
 Data: as :mod:`jaxcl.configs.grace_node`.
 
 Pubmed (``:pubmed``; paper, Table 5: MVGRL+ random-mix 81.1 ± 1.0, mo-mix 82.6 ± 0.2, mp-mix
-w/o div 81.8 ± 0.7, mp-mix 82.9 ± 0.3; Table 3: binary-mix 81.4 ± 0.7) is not among the data
-sets here: its config runs on a random graph of Pubmed's size (``data.synthetic``, see
+82.9 ± 0.3; Table 1: mp-mix w/o div 81.8 ± 0.7; Table 3: binary-mix 81.4 ± 0.7) is not among
+the data sets here: its config runs on a random graph of Pubmed's size (``data.synthetic``, see
 :func:`jaxcl.data.synthetic_planetoid`; labels are noise, its accuracy is chance), and was
 verified only at a tenth of that size (``:pubmed,quick``, in the tests); it has not been run
 at scale. With Pubmed's Planetoid files in ``planetoid/``, ``--config.data.synthetic=False``.
