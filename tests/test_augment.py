@@ -284,8 +284,11 @@ def test_crop_box_falls_back_to_a_central_crop_of_admissible_ratio():
 def test_random_flip_mirrors_left_to_right():
     keys = jax.random.split(jax.random.key(5), 64)
     out = np.asarray(jax.vmap(augment.random_flip, in_axes=(0, None))(keys, IMAGE))
-    for o in out:
-        assert np.array_equal(o, IMAGE) or np.array_equal(o, IMAGE[:, ::-1])
+    assert not np.array_equal(IMAGE, IMAGE[:, ::-1])
+    mirrored = [np.array_equal(o, IMAGE[:, ::-1]) for o in out]
+    for o, m in zip(out, mirrored, strict=True):
+        assert m or np.array_equal(o, IMAGE)
+    assert 0 < sum(mirrored) < len(out)  # both outcomes occur (p = 0.5 over 64 keys)
 
 
 # --------------------------------------------------------------------------------------------
