@@ -139,3 +139,37 @@ def test_the_command_line_collects_garbage_less_often_and_still_frees_cycles():
     ).stdout
     assert f"thresholds {_tracing.GC_THRESHOLDS} frozen True" in out, out
     assert "cycle freed True 60000" in out, out
+
+
+def test_a_runs_jitted_step_traces_with_cheap_probes_outside_the_trainer(walks):
+    """``Run.train_step()`` as a benchmark or a user's loop after ``load_run`` calls it,
+    outside the trainer's block: its trace makes no walk (the batch norm's running
+    averages); the same step function jitted without the wrapper walks."""
+    import importlib.util
+    from pathlib import Path
+
+    from jaxcl import methods
+
+    path = Path(__file__).parent / "configs" / "tiny.py"  # DACL's MLP, batch norm in it
+    spec = importlib.util.spec_from_file_location("tiny_config", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    config = module.get_config()
+
+    config.mesh.data = 1
+    method = methods.get(config.method.name)(config)
+    mesh = training.make_mesh(1)
+    with jax.set_mesh(mesh):
+        run = training.Run.build(config, method, mesh)
+        state = jax.jit(run.init_state, out_shardings=run.shardings)()
+        batch = next(iter(run.task.batches(0)))
+        key = jax.random.key(0)
+        ctx = run.step_context()
+        walks.clear()
+        jax.jit(training.make_default_train_step(ctx)).trace(state, batch, key)
+        assert walks, "this model's step no longer probes .sharding: pick one that does"
+        walks.clear()
+        step = run.train_step()
+        assert step.__name__ == "train_step"  # its name in compile logs and caches
+        step.trace(state, batch, key)
+        assert walks == []

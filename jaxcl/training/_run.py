@@ -5,6 +5,7 @@ run's pieces and state from its checkpoint (``load_run``)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 
 import jax
@@ -151,12 +152,22 @@ class Run:
         return StepContext(self.method, self.graphdef, self.tx, self.schedule, self.config)
 
     def train_step(self):
-        """The jitted step: the method's own or the default, state donated."""
+        """The jitted step: the method's own or the default, state donated.
+
+        It traces under ``jaxcl._tracing.cheap_sharding_probes`` wherever it is called
+        (the trainer, a benchmark, a user's loop after ``load_run``): without it flax's
+        probes make tracing quadratic in the model's size (see ``jaxcl/_tracing.py``)."""
         ctx = self.step_context()
         step_fn = self.method.make_train_step(ctx) or make_default_train_step(ctx)
         replicated = _mesh.replicated(self.mesh)
+
+        @functools.wraps(step_fn)
+        def traced_cheaply(state, batch, key):  # runs only while jit traces it
+            with _tracing.cheap_sharding_probes():
+                return step_fn(state, batch, key)
+
         return jax.jit(
-            step_fn,
+            traced_cheaply,
             in_shardings=(self.shardings, self.task.batch_sharding(), replicated),
             out_shardings=(self.shardings, replicated),
             donate_argnums=0,
