@@ -109,6 +109,24 @@ def train_once(tmp_path_factory, name: str, train) -> tuple[dict, pathlib.Path]:
         return json.loads(done.read_text()), workdir
 
 
+def tiny_config(method: str = "dacl", **overrides):
+    """``tests/configs/tiny.py``'s config for ``method`` (a seconds-long run on scikit-learn's
+    digits; DACL's MLP with batch norm by default), with ``overrides`` such as
+    ``**{"mesh.data": 8}`` applied (``from conftest import tiny_config``)."""
+    import importlib.util
+
+    path = pathlib.Path(__file__).parent / "configs" / "tiny.py"
+    spec = importlib.util.spec_from_file_location("tiny_config", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    c = module.get_config(method)
+    for dotted, value in overrides.items():
+        section, key = dotted.split(".")
+        with c.unlocked():
+            c[section][key] = value
+    return c
+
+
 def pytest_report_header(config):
     return f"jax {jax.__version__}, devices: {jax.device_count()} x {jax.devices()[0].platform}"
 

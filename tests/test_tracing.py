@@ -145,18 +145,11 @@ def test_a_runs_jitted_step_traces_with_cheap_probes_outside_the_trainer(walks):
     """``Run.train_step()`` as a benchmark or a user's loop after ``load_run`` calls it,
     outside the trainer's block: its trace makes no walk (the batch norm's running
     averages); the same step function jitted without the wrapper walks."""
-    import importlib.util
-    from pathlib import Path
+    from conftest import tiny_config
 
     from jaxcl import methods
 
-    path = Path(__file__).parent / "configs" / "tiny.py"  # DACL's MLP, batch norm in it
-    spec = importlib.util.spec_from_file_location("tiny_config", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    config = module.get_config()
-
-    config.mesh.data = 1
+    config = tiny_config(**{"mesh.data": 1})  # DACL's MLP, batch norm in it
     method = methods.get(config.method.name)(config)
     mesh = training.make_mesh(1)
     with jax.set_mesh(mesh):

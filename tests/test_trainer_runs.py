@@ -12,7 +12,7 @@ from pathlib import Path
 import jax
 import numpy as np
 import pytest
-from conftest import communicate_all, count_batches, subprocess_xla_flags
+from conftest import communicate_all, count_batches, subprocess_xla_flags, tiny_config
 
 from jaxcl import data as data_lib
 from jaxcl import training
@@ -20,20 +20,6 @@ from jaxcl.training import _tabular_task
 
 ROOT = Path(__file__).parents[1]
 TINY = ROOT / "tests" / "configs" / "tiny.py"
-
-
-def _tiny(method="dacl", **overrides):
-    sys.path.insert(0, str(TINY.parent))
-    try:
-        import tiny
-    finally:
-        sys.path.pop(0)
-    c = tiny.get_config(method)
-    for dotted, value in overrides.items():
-        section, key = dotted.split(".")
-        with c.unlocked():
-            c[section][key] = value
-    return c
 
 
 def _env(devices=8, **extra):
@@ -65,8 +51,8 @@ def _results(workdir):
 
 
 def test_eight_devices_match_one(tmp_path):
-    one = training.train_and_evaluate(_tiny(**{"mesh.data": 1}), str(tmp_path / "one"))
-    eight = training.train_and_evaluate(_tiny(**{"mesh.data": 8}), str(tmp_path / "eight"))
+    one = training.train_and_evaluate(tiny_config(**{"mesh.data": 1}), str(tmp_path / "one"))
+    eight = training.train_and_evaluate(tiny_config(**{"mesh.data": 8}), str(tmp_path / "eight"))
     assert one["devices"] == 1 and eight["devices"] == 8
     assert one["steps"] == eight["steps"] == 3 * (1437 // 64)
     np.testing.assert_allclose(eight["final_loss"], one["final_loss"], rtol=1e-4)
@@ -84,14 +70,14 @@ def _count_batches(monkeypatch):
 
 def test_rerun_resumes_from_the_last_checkpoint_and_does_no_more_steps(tmp_path, monkeypatch):
     drawn = _count_batches(monkeypatch)
-    first = training.train_and_evaluate(_tiny(), str(tmp_path))
+    first = training.train_and_evaluate(tiny_config(), str(tmp_path))
     assert drawn["n"] == first["steps"] > 0  # the spy sees every training step's batch
     ckpts = sorted(int(p.name) for p in (tmp_path / "checkpoints").iterdir() if p.name.isdigit())
     assert ckpts[-1] == first["steps"] and len(ckpts) <= 3  # keep_checkpoints
     saved = json.loads((tmp_path / "config.json").read_text())
-    assert saved["method"]["name"] == "dacl" and saved["seed"] == _tiny().seed
+    assert saved["method"]["name"] == "dacl" and saved["seed"] == tiny_config().seed
     drawn["n"] = 0
-    again = training.train_and_evaluate(_tiny(), str(tmp_path))
+    again = training.train_and_evaluate(tiny_config(), str(tmp_path))
     assert drawn["n"] == 0  # restored at the last step: not one batch trained
     assert again["steps"] == first["steps"] and again["final_loss"] == first["final_loss"]
     assert again["test_top1"] == first["test_top1"]
@@ -101,7 +87,7 @@ def test_rerun_resumes_from_the_last_checkpoint_and_does_no_more_steps(tmp_path,
         steps, values = training.read_scalars(str(tmp_path), tag)  # float32 in the file
         assert (steps, values) == ([first["steps"]], [pytest.approx(first[tag])]), tag
     assert not (tmp_path / "config.1.json").exists()  # same config: nothing to keep aside
-    training.train_and_evaluate(_tiny(**{"train.log_every_steps": 7}), str(tmp_path))
+    training.train_and_evaluate(tiny_config(**{"train.log_every_steps": 7}), str(tmp_path))
     assert json.loads((tmp_path / "config.1.json").read_text()) == saved
     assert json.loads((tmp_path / "config.json").read_text())["train"]["log_every_steps"] == 7
 
@@ -110,15 +96,15 @@ def test_a_rerun_with_other_settings_is_refused_and_eval_or_more_epochs_are_not(
     """A finished run rerun with another seed (or learning rate, or fewer epochs) used to
     report the finished run's results as its own; it is refused before the workdir is
     touched, naming each changed key with both values."""
-    first = training.train_and_evaluate(_tiny(), str(tmp_path))
+    first = training.train_and_evaluate(tiny_config(), str(tmp_path))
     saved = (tmp_path / "config.json").read_text()
-    other_seed = _tiny()
-    other_seed.seed = _tiny().seed + 1
+    other_seed = tiny_config()
+    other_seed.seed = tiny_config().seed + 1
     changes = [
-        (other_seed, f"seed: {_tiny().seed} -> {_tiny().seed + 1}"),
-        (_tiny(**{"optim.lr": _tiny().optim.lr / 2}), "optim.lr: "),
-        (_tiny(**{"train.epochs": _tiny().train.epochs - 1}), "train.epochs: "),
-        (_tiny(**{"model.encoder_depth": 3}), "model.encoder_depth: 2 -> 3"),
+        (other_seed, f"seed: {tiny_config().seed} -> {tiny_config().seed + 1}"),
+        (tiny_config(**{"optim.lr": tiny_config().optim.lr / 2}), "optim.lr: "),
+        (tiny_config(**{"train.epochs": tiny_config().train.epochs - 1}), "train.epochs: "),
+        (tiny_config(**{"model.encoder_depth": 3}), "model.encoder_depth: 2 -> 3"),
     ]
     for config, named in changes:
         with pytest.raises(training.ConfigError, match="other settings") as err:
@@ -127,10 +113,10 @@ def test_a_rerun_with_other_settings_is_refused_and_eval_or_more_epochs_are_not(
         assert (tmp_path / "config.json").read_text() == saved  # untouched
     # How it is scored, logged and checkpointed may change; so may the length, upwards.
     again = training.train_and_evaluate(
-        _tiny(**{"eval.knn_k": 3, "train.log_every_steps": 7}), str(tmp_path)
+        tiny_config(**{"eval.knn_k": 3, "train.log_every_steps": 7}), str(tmp_path)
     )
     assert again["steps"] == first["steps"]
-    longer = _tiny(**{"train.epochs": _tiny().train.epochs + 1})
+    longer = tiny_config(**{"train.epochs": tiny_config().train.epochs + 1})
     assert training.train_and_evaluate(longer, str(tmp_path))["steps"] > first["steps"]
 
 
@@ -141,18 +127,18 @@ def test_a_checkpoint_without_settings_is_checked_against_the_saved_config(tmp_p
 
     real = _checkpoint.run_settings
     monkeypatch.setattr(_checkpoint, "run_settings", lambda config: {})  # as before 2026-11-30
-    training.train_and_evaluate(_tiny(), str(tmp_path))
+    training.train_and_evaluate(tiny_config(), str(tmp_path))
     monkeypatch.setattr(_checkpoint, "run_settings", real)
     with pytest.raises(training.ConfigError, match=r"optim.lr: 0.5 -> 0.25"):
-        training.train_and_evaluate(_tiny(**{"optim.lr": 0.25}), str(tmp_path))
-    training.train_and_evaluate(_tiny(**{"eval.knn_k": 3}), str(tmp_path))  # allowed
+        training.train_and_evaluate(tiny_config(**{"optim.lr": 0.25}), str(tmp_path))
+    training.train_and_evaluate(tiny_config(**{"eval.knn_k": 3}), str(tmp_path))  # allowed
 
 
 def test_a_rerun_makes_up_an_epoch_evaluation_a_kill_left_unrecorded(tmp_path):
     # The epoch-end checkpoint is written before that epoch's evaluation: a kill between the
     # two leaves the last checkpoint past an evaluation that eval_history.json lacks. (And a
     # killed run's entries past the restored epoch are not this run's.)
-    config = _tiny(**{"train.knn_every_epochs": 1})
+    config = tiny_config(**{"train.knn_every_epochs": 1})
     first = training.train_and_evaluate(config, str(tmp_path))
     path = tmp_path / "eval_history.json"
     history = json.loads(path.read_text())
@@ -169,16 +155,16 @@ def test_no_pretraining_and_supervised_rows(tmp_path, monkeypatch):
 
     calls = []
     monkeypatch.setattr(_host, "reuse_host_memory", lambda: calls.append(1) or False)
-    none = training.train_and_evaluate(_tiny("none"), str(tmp_path / "none"))
+    none = training.train_and_evaluate(tiny_config("none"), str(tmp_path / "none"))
     assert none["steps"] == 0 and 0.1 < none["test_top1"] <= 1
     assert np.isnan(none["final_loss"])  # no training, no loss
     sup = training.train_and_evaluate(
-        _tiny("supervised", **{"train.epochs": 10}), str(tmp_path / "sup")
+        tiny_config("supervised", **{"train.epochs": 10}), str(tmp_path / "sup")
     )
     assert "knn_top1" not in sup and sup["test_top1"] > 0.8
     assert not calls  # train.reuse_host_memory is off by default
     training.train_and_evaluate(
-        _tiny("supervised", **{"train.epochs": 1, "train.reuse_host_memory": True}),
+        tiny_config("supervised", **{"train.epochs": 1, "train.reuse_host_memory": True}),
         str(tmp_path / "sup_reuse"),
     )
     assert calls == [1]  # the trainer applies the setting when the config asks for it
@@ -196,8 +182,8 @@ def test_tabular_probe_standardises_only_when_asked(tmp_path, monkeypatch, stand
         return real(*args, **kw)
 
     monkeypatch.setattr(evaluation, "linear_probe", spy)
-    assert _tiny("none").eval.linear_standardize is False
-    config = _tiny("none", **{"eval.linear_standardize": standardize})
+    assert tiny_config("none").eval.linear_standardize is False
+    config = tiny_config("none", **{"eval.linear_standardize": standardize})
     assert 0.0 <= training.train_and_evaluate(config, str(tmp_path))["test_top1"] <= 1.0
     assert seen == [standardize]
 
@@ -216,7 +202,7 @@ def test_non_finite_loss_stops_with_step_and_metric_and_keeps_checkpoints(tmp_pa
     monkeypatch.setattr(
         _tabular_task, "load_dataset", lambda cfg: dataclasses.replace(clean, train_x=train_x)
     )
-    config = _tiny(**{"train.checkpoint_every_steps": 10, "train.log_every_steps": 3})
+    config = tiny_config(**{"train.checkpoint_every_steps": 10, "train.log_every_steps": 3})
     with pytest.raises(FloatingPointError) as err:
         training.train_and_evaluate(config, str(tmp_path))
     message = str(err.value)
