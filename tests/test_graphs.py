@@ -27,6 +27,7 @@ from jaxcl.graphs import (
     node_graph_ids,
     padding_budgets,
     padding_masks,
+    pass_budget,
     pool_nodes,
     ppr_dataset,
     ppr_diffusion,
@@ -192,6 +193,38 @@ def test_more_padding_anchors_pad_less_and_compile_more(data_dir):
     assert 0 < many < 0.6 * one, (many, one)
     # Order and repeats of the anchors do not matter.
     assert padding_budgets(ds, 32, anchors=(3, 1, 1)) == padding_budgets(ds, 32, anchors=(1, 3))
+
+
+@pytest.mark.parametrize("shards", [1, 4])
+def test_pass_budget_is_the_tightest_one_budget_for_an_ordered_pass(data_dir, shards):
+    """Every batch (sub-batch) of an unshuffled epoch fits it, and it is tight: one multiple
+    fewer nodes, or edges, and some batch no longer fits. MUTAG's 188 graphs in batches of
+    32: the last one partial, split over 4 shards as GraphBatcher splits it."""
+    ds = _mutag(data_dir)
+    budget = pass_budget(ds, 32, num_shards=shards)
+    assert budget.n_graph == 32 // shards + 1 and budget.n_node % 8 == budget.n_edge % 8 == 0
+    batcher = GraphBatcher(ds, 32, shuffle=False, budgets=[budget], num_shards=shards)
+    nodes = np.array([g.num_nodes for g in ds.graphs])
+    edges = np.array([g.num_edges for g in ds.graphs])
+    groups = [g for ix in batcher.batch_indices(0) for g in batcher.shard_indices(ix)]
+    assert sum(len(g) for g in groups) == len(ds) and len(batcher) == 6
+    most = max(nodes[g].sum() for g in groups), max(edges[g].sum() for g in groups)
+    assert budget.n_node - 8 < most[0] + 1 <= budget.n_node
+    assert budget.n_edge - 8 < most[1] <= budget.n_edge
+    batches = list(batcher.epoch(0))  # padding to it raises nothing, and one shape for all
+    lead = (shards,) if shards > 1 else ()
+    assert {b.nodes.shape[:-1] for b in batches} == {(*lead, budget.n_node)}
+    assert {b.senders.shape for b in batches} == {(*lead, budget.n_edge)}
+    assert pass_budget(ds, 32, num_shards=shards, multiple=1).n_node == most[0] + 1
+    for bad, match in [
+        (dict(batch_size=0), "`batch_size` must be a positive int, got 0"),
+        (dict(batch_size=30, num_shards=4), "`batch_size`=30 must be a multiple of `num_shards`=4"),
+        (dict(batch_size=32, multiple=0), "`multiple` must be a positive int, got 0"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            pass_budget(ds, **bad)
+    with pytest.raises(ValueError, match="`graphs` is empty"):
+        pass_budget([], 32)
 
 
 def test_padding_budgets_with_a_negative_anchor_end_in_a_few_rungs():

@@ -2,7 +2,8 @@
 
 Batches of graphs are ``jraph.GraphsTuple``s padded with ``jraph.pad_with_graphs`` to one
 of a few budgets per data set (:func:`padding_budgets`, :class:`GraphBatcher`), so a
-jitted step compiles once per budget; :func:`padding_masks` marks the real parts. For data
+jitted step compiles once per budget (a forward-only pass in order: once, on
+:func:`pass_budget`); :func:`padding_masks` marks the real parts. For data
 parallelism, ``GraphBatcher(num_shards=S)`` stacks ``S`` padded sub-batches of each batch
 on a leading axis to shard over devices; the segment ops (:func:`aggregate_edges`,
 :func:`pool_nodes`, ...) apply per sub-batch, and masks and graph ids come flattened. A
@@ -30,7 +31,7 @@ from jaxcl.graphs._batching import (
     padding_masks,
     receiver_order,
 )
-from jaxcl.graphs._budgets import PaddingBudget, padding_budgets, select_budget
+from jaxcl.graphs._budgets import PaddingBudget, padding_budgets, pass_budget, select_budget
 from jaxcl.graphs._diffusion import (
     DENSE_DIFFUSION_LIMIT,
     Diffusion,
@@ -80,6 +81,7 @@ __all__ = [
     "node_graph_ids",
     "padding_budgets",
     "padding_masks",
+    "pass_budget",
     "pool_nodes",
     "ppr_dataset",
     "ppr_diffusion",

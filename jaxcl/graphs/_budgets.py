@@ -216,6 +216,66 @@ def padding_budgets(
     return tuple(sorted(budgets))
 
 
+def pass_budget(
+    graphs: GraphDataset | Sequence[Graph],
+    batch_size: int,
+    *,
+    num_shards: int = 1,
+    multiple: int = 8,
+) -> PaddingBudget:
+    """The one budget that fits every batch of ``graphs`` taken in order, unshuffled.
+
+    For a pass that only runs forward, such as embedding a data set to evaluate it, one
+    compilation costs more than the padding a ladder would save (most batches then carry
+    the worst batch's padding): give ``budgets=[pass_budget(...)]`` to a
+    :class:`GraphBatcher` with ``shuffle=False`` over the same graphs.
+
+    Args:
+      graphs: the data set, in the order it is batched.
+      batch_size: graphs per batch; with ``num_shards`` S each batch is split into S
+        contiguous groups as :class:`GraphBatcher` splits it, and the budget is a group's.
+      num_shards: sub-batches per batch (a divisor of ``batch_size``).
+      multiple: node and edge budgets are rounded up to a multiple of this.
+
+    Returns:
+      ``PaddingBudget`` with room for the largest batch (group) plus one padding node and
+      graph; ``n_graph = batch_size // num_shards + 1``, as :func:`padding_budgets`.
+
+    Example:
+      >>> import numpy as np
+      >>> from jaxcl.data import Graph
+      >>> from jaxcl.graphs import pass_budget
+      >>> g = lambda n: Graph(senders=[0], receivers=[1], node_features=np.ones((n, 1)), label=0)
+      >>> pass_budget([g(2), g(3), g(9), g(2), g(2)], batch_size=2)
+      PaddingBudget(n_node=16, n_edge=8, n_graph=3)
+    """
+    fn = "pass_budget"
+    for name, value in (("batch_size", batch_size), ("num_shards", num_shards)):
+        if not (is_integer(value) and value > 0):
+            raise ValueError(f"{fn}: `{name}` must be a positive int, got {value!r}")
+    if batch_size % num_shards:
+        raise ValueError(
+            f"{fn}: `batch_size`={batch_size} must be a multiple of `num_shards`={num_shards}"
+        )
+    if not (is_integer(multiple) and multiple > 0):
+        raise ValueError(f"{fn}: `multiple` must be a positive int, got {multiple!r}")
+    nodes, edges = _sizes(graphs)
+    if nodes.size == 0:
+        raise ValueError(f"{fn}: `graphs` is empty; need at least one graph")
+    most_nodes = most_edges = 0
+    for start in range(0, nodes.size, batch_size):
+        for group in np.array_split(
+            np.arange(start, min(start + batch_size, nodes.size)), num_shards
+        ):
+            most_nodes = max(most_nodes, int(nodes[group].sum()))
+            most_edges = max(most_edges, int(edges[group].sum()))
+    return PaddingBudget(
+        _round_up(most_nodes + 1, multiple),
+        _round_up(most_edges, multiple),
+        batch_size // num_shards + 1,
+    )
+
+
 def select_budget(
     budgets: Sequence[PaddingBudget], num_nodes: int, num_edges: int, num_graphs: int
 ) -> PaddingBudget:
