@@ -6,6 +6,7 @@ import importlib.util
 import json
 from pathlib import Path
 
+import jax
 import networkx as nx
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from jaxcl import evaluation, methods, training
 from jaxcl.configs import mmix_graph
 from jaxcl.data import Graph, GraphDataset, edit_triplets, load_tu, synthetic_tu
+from jaxcl.training import _graph_task
 
 REPO = Path(__file__).parents[1]
 DATA = REPO.parent / "shared" / "data"
@@ -235,8 +237,21 @@ def test_bad_edit_sizes_are_named(value):
         training.validate(c)
 
 
-def test_graph_task_reports_edit_scores_after_a_short_run(tmp_path):
+def test_graph_task_reports_edit_scores_after_a_short_run(tmp_path, monkeypatch):
     c = _mmix_config("mp", "mutag,quick")
+    # What the embedding function is given: the data set and the six triplet sets in one
+    # padded shape, so it compiles once (each used to bring its own ladder: 9 compiles).
+    shapes = set()
+    embeddings = _graph_task.GraphClassificationTask.embeddings
+
+    def recording(self, features_fn, batcher=None):
+        def features(batch):
+            shapes.add(jax.tree.map(np.shape, batch))
+            return features_fn(batch)
+
+        return embeddings(self, features, batcher)
+
+    monkeypatch.setattr(_graph_task.GraphClassificationTask, "embeddings", recording)
     # the task's own features (atom labels and degrees): WL labels nodes by those rows
     mutag = load_tu(DATA / "tu_raw", "MUTAG", node_features=c.data.node_features)
     assert c.data.node_features == "tags+degree" and evaluation.discrete_labels(mutag.graphs)
@@ -259,6 +274,7 @@ def test_graph_task_reports_edit_scores_after_a_short_run(tmp_path):
         assert results[f"{key}_wl_triplet_acc"] == wl["triplet_acc"]
         assert results[f"{key}_wl_pair_auc"] == wl["pair_auc"]
     assert "edit_n20_triplet_acc" not in results
+    assert len(shapes) == 1, shapes
 
 
 def test_graph_views_leave_the_method_as_the_training_set_made_it(mutag):
