@@ -16,6 +16,17 @@ _M_MMAP_MAX = -4
 _INT_MAX = 2**31 - 1
 
 
+def glibc_malloc() -> bool:
+    """Whether this process's ``malloc`` is glibc's: Linux with glibc, and no other
+    allocator (jemalloc, tcmalloc, through ``LD_PRELOAD``) in front of it, whose memory
+    glibc's settings would not touch."""
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return False
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    address = lambda fn: ctypes.cast(fn, ctypes.c_void_p).value  # noqa: E731
+    return address(ctypes.CDLL(None).malloc) == address(libc.malloc)
+
+
 def keep_freed_memory() -> bool:
     """Makes glibc serve large blocks from its heap and keep freed memory there for reuse.
 
@@ -24,9 +35,10 @@ def keep_freed_memory() -> bool:
     its maximum: the heap's free top is not returned to the system. Process-wide; effective
     for the main thread's allocations (another thread's heap maps a block above 64 MiB
     whatever ``M_MMAP_MAX`` says). Returns whether both settings took effect (False elsewhere
-    than on Linux with glibc).
+    than on Linux with glibc, and where another allocator serves ``malloc``:
+    :func:`glibc_malloc`).
     """
-    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+    if not glibc_malloc():
         return False
     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
     settings = ((_M_MMAP_MAX, 0), (_M_TRIM_THRESHOLD, _INT_MAX))

@@ -41,9 +41,13 @@ print(json.dumps(dict(applied=applied, faults=faults,
 """
 
 
-def _run(mode: str) -> dict:
-    # The allocator's own environment settings would decide the outcome: left out.
+def _run(mode: str, preload: str | None = None) -> dict:
+    # The allocator's own environment settings would decide the outcome: left out, and
+    # glibc's malloc unless ``preload`` names another (the test session preloads jemalloc).
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MALLOC_", "GLIBC_"))}
+    env.pop("LD_PRELOAD", None)
+    if preload:
+        env["LD_PRELOAD"] = preload
     out = subprocess.run(
         [sys.executable, "-c", _PROGRAM, mode],
         capture_output=True,
@@ -77,6 +81,19 @@ def test_reuse_host_memory_stops_per_call_page_faults():
     assert reused["applied"] is True
     assert reused["async_dispatch"] is False
     assert reused["faults"] < 500, reused
+
+
+def test_reuse_host_memory_changes_nothing_under_another_malloc():
+    """With jemalloc in front of glibc (LD_PRELOAD), glibc's settings would reach no memory:
+    it says so (False) and leaves the dispatch asynchronous. It used to answer True there."""
+    import ctypes.util
+
+    jemalloc = ctypes.util.find_library("jemalloc")
+    if jemalloc is None:
+        pytest.fail("libjemalloc2 is not installed (the README's test command installs it)")
+    other = _run("before", preload=jemalloc)
+    assert other["applied"] is False
+    assert other["async_dispatch"] is True
 
 
 def test_reuse_host_memory_after_the_backend_exists_says_so():

@@ -45,14 +45,18 @@ def reuse_host_memory() -> bool:
 
     What it costs: memory the process frees stays in the process (its resident size does not
     shrink after a peak), and on CPU the host no longer dispatches the next computation while
-    the current one runs. Elsewhere than on Linux with glibc it changes nothing and returns
-    False. Accelerators' own memory is unaffected.
+    the current one runs. Elsewhere than on Linux with glibc, or where another allocator
+    serves ``malloc`` (jemalloc or tcmalloc through ``LD_PRELOAD``, with settings of their
+    own), it changes nothing and returns False. Accelerators' own memory is unaffected.
     """
     if not _hostmem.keep_freed_memory():
         logging.info(
-            "reuse_host_memory: nothing changed (%s, libc %s)",
+            "reuse_host_memory: nothing changed (%s, libc %s%s)",
             platform.system(),
             platform.libc_ver()[0] or "unknown",
+            f", malloc not glibc's: LD_PRELOAD={os.environ.get('LD_PRELOAD', '')!r}"
+            if platform.libc_ver()[0] == "glibc" and not _hostmem.glibc_malloc()
+            else "",
         )
         return False
     if jax.config.read("jax_cpu_enable_async_dispatch") and xla_bridge.backends_are_initialized():
