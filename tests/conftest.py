@@ -40,7 +40,8 @@ if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
 
 # jemalloc in the processes the session starts (xdist's workers, the jaxcl.main runs some
 # tests start) where it is installed, as the README's test command does (Debian's
-# libjemalloc2); without it the tests run on glibc's malloc, only slower. XLA:CPU's compiler
+# libjemalloc2); without it they run on glibc's malloc, slower (and test_host_memory's
+# check of another allocator fails, naming the package). XLA:CPU's compiler
 # allocates many small objects: glibc's malloc took 14 % of a compile-bound test's profile,
 # and with jemalloc two such tests (image_imix_moco's mock-data run and m-Mix's PTC_MR run)
 # took 55.7-58.1 s against 62.2-64.3 s (2 Zen 3 cores, 2026-12-02, two runs each).
